@@ -1,0 +1,31 @@
+"""The Dagster code location: every domain's assets, checks, jobs, sensors and resources."""
+
+from __future__ import annotations
+
+import os
+
+from dagster import Definitions, EnvVar
+
+from kb_pipeline.index.assets import chunk_embeddings, search_index
+from kb_pipeline.index.checks import documents_reached_indexed
+from kb_pipeline.ingest.assets import document_chunks, parsed_documents
+from kb_pipeline.ingest.jobs import ingest_job
+from kb_pipeline.ingest.sensors import tenant_folder_sensor
+from kb_pipeline.resources import KnowledgeBaseResource
+
+
+def knowledge_base_resource() -> KnowledgeBaseResource:
+    """Built from the environment: KB_DATABASE_URL (optional) and KB_EMBEDDER (default minilm)."""
+    return KnowledgeBaseResource(
+        database_url=EnvVar("KB_DATABASE_URL") if os.environ.get("KB_DATABASE_URL") else "",
+        embedder=EnvVar("KB_EMBEDDER") if os.environ.get("KB_EMBEDDER") else "minilm",
+    )
+
+
+defs = Definitions(
+    assets=[parsed_documents, document_chunks, chunk_embeddings, search_index],
+    asset_checks=[documents_reached_indexed],
+    jobs=[ingest_job],
+    sensors=[tenant_folder_sensor],
+    resources={"kb": knowledge_base_resource()},
+)

@@ -1,0 +1,52 @@
+"""Materialisation metadata built from the ingestion step reports."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from dagster import MetadataValue
+
+from kb_retrieval.ingestion.pipeline import StepReport
+
+SUMMED = (
+    "spans",
+    "pages",
+    "chunks",
+    "tokens_total",
+    "embedded_chunks",
+    "embedded_windows",
+    "windows",
+    "cached_windows",
+)
+
+
+def step_metadata(reports: Sequence[StepReport], seconds: float) -> dict[str, Any]:
+    """Counts, token statistics, states and timings for one asset's partitions in a run."""
+    states = Counter(r.state for r in reports)
+    metadata: dict[str, Any] = {
+        "documents": len(reports),
+        "skipped_unchanged": sum(r.skipped for r in reports),
+        "states": MetadataValue.json(dict(sorted(states.items()))),
+        "seconds": round(seconds, 3),
+    }
+    for name in SUMMED:
+        values = [r.metrics[name] for r in reports if isinstance(r.metrics.get(name), int)]
+        if values:
+            metadata[name] = sum(values)
+    for name in ("tokens_min", "tokens_median", "tokens_max"):
+        values = [r.metrics[name] for r in reports if name in r.metrics]
+        if values:
+            metadata[name] = (min if name == "tokens_min" else max)(values)
+    problems = [r for r in reports if r.reason_code]
+    if problems:
+        metadata["problems"] = MetadataValue.md(
+            "\n".join(
+                f"- `{r.doc_version_id}`: {r.state} {r.reason_code} — {r.message}" for r in problems
+            )
+        )
+    if len(reports) == 1:
+        metadata["state"] = reports[0].state
+        metadata["reason_code"] = reports[0].reason_code or ""
+    return metadata

@@ -1,0 +1,261 @@
+"""Retrieval-time conflict signals over the top of the ranked evidence (000 section 6).
+
+Rules, chosen to miss a weak conflict rather than invent one:
+
+* Quantities are compared only when they have the same kind, the same comparison unit
+  (calendar vs business days, currency code, age bound) and the same topic (`quantity_topic`).
+* Per chunk and topic the stated values form a set; a schedule ("60 days: full refund; 30-59
+  days: 50%") is one policy. Two chunks conflict on a topic only if their sets share no value
+  ("7 days", "one week" and "168 hours" are the same value).
+* Two chunks that each quote a different line of a schedule stated by a third chunk at least
+  as authoritative as either of them do not conflict.
+* Chunks of one document version never conflict with each other.
+* Pairs compared: structured_policy vs terms_policy (kind policy_terms_disagreement); two
+  chunks of the same category (numeric_window), except trip itineraries of different documents
+  (different trips differ legitimately); a policy-tier chunk (structured_policy, terms_policy,
+  waiver_release) vs any other category (numeric_window: the guest is told two things, e.g. a
+  brochure's "24-hour cancellation" against the policy's "7 calendar days"). Other pairs of
+  different categories, such as a trip itinerary against the general FAQ, are not compared:
+  the trip-specific source wins (worked example 2).
+* Trip-specific topics (check-in, pickup, departure times, luggage weight, discounts) are
+  compared across different documents only when both chunks are policy-tier.
+* unlinked_terms_versions: terms_policy chunks of two or more live versions of one document
+  (same doc_id) not all joined by supersedes links visible among the chunks. Separate terms
+  documents (payment terms beside cancellation terms) are not versions of each other.
+* exception_request: the guest asks for an exception and policy-tier text is present.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kb_retrieval.models import HIGH_PRECEDENCE, Category
+from kb_retrieval.quantities import (
+    TRIP_SPECIFIC_TOPICS,
+    Quantity,
+    extract_quantities,
+    quantity_topic,
+)
+
+NUMERIC_WINDOW = "numeric_window"
+POLICY_TERMS_DISAGREEMENT = "policy_terms_disagreement"
+UNLINKED_TERMS_VERSIONS = "unlinked_terms_versions"
+EXCEPTION_REQUEST = "exception_request"
+CONFLICT_KINDS = (
+    NUMERIC_WINDOW,
+    POLICY_TERMS_DISAGREEMENT,
+    UNLINKED_TERMS_VERSIONS,
+    EXCEPTION_REQUEST,
+)
+_POLICY_PAIR = frozenset({Category.STRUCTURED_POLICY, Category.TERMS_POLICY})
+
+_Key = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class ConflictInput:
+    """One chunk of the ranked evidence (rank 1 is best)."""
+
+    chunk_id: str
+    doc_id: str
+    doc_version_id: str
+    category: Category
+    text: str
+    supersedes_doc_version_id: str | None
+    rank: int
+
+
+@dataclass(frozen=True)
+class Conflict:
+    kind: str
+    values: tuple[str, ...]
+    chunk_ids: tuple[str, ...]
+    detail: str
+
+    def to_json(self) -> dict[str, object]:
+        """The evidence-pack form (contracts.md section 3)."""
+        return {"kind": self.kind, "values": list(self.values), "chunk_ids": list(self.chunk_ids)}
+
+
+def _input_key(chunk: ConflictInput) -> tuple[object, ...]:
+    return (
+        chunk.rank,
+        chunk.chunk_id,
+        chunk.doc_version_id,
+        chunk.doc_id,
+        chunk.category.value,
+        chunk.supersedes_doc_version_id or "",
+        chunk.text,
+    )
+
+
+def _family(quantity: Quantity) -> str:
+    """The comparison unit: values in different families are never compared."""
+    if quantity.kind == "duration":
+        return "business" if quantity.unit == "business days" else "calendar"
+    if quantity.kind in {"currency", "age"}:
+        return quantity.unit
+    return ""
+
+
+def _facts(text: str) -> dict[_Key, tuple[Quantity, ...]]:
+    """Quantities of a chunk grouped by (kind, family, topic); quantities without topic dropped."""
+    grouped: dict[_Key, list[Quantity]] = {}
+    for quantity in extract_quantities(text):
+        topic = quantity_topic(quantity)
+        if topic is not None:
+            grouped.setdefault((quantity.kind, _family(quantity), topic), []).append(quantity)
+    return {key: tuple(values) for key, values in grouped.items()}
+
+
+def _same_value(a: Quantity, b: Quantity) -> bool:
+    """Equal up to rounding; a month is only approximately 30 days, a pound about 0.45 kg."""
+    difference = abs(a.value - b.value)
+    if difference <= 1e-6 * max(1.0, abs(a.value), abs(b.value)):
+        return True
+    largest = max(abs(a.value), abs(b.value))
+    if a.kind == "duration" and "months" in {a.unit, b.unit}:
+        return difference <= 0.1 * largest
+    if a.kind == "weight":
+        return difference <= 0.03 * largest
+    return False
+
+
+def _disjoint(left: Sequence[Quantity], right: Sequence[Quantity]) -> bool:
+    return not any(_same_value(a, b) for a in left for b in right)
+
+
+def _pair_kind(a: ConflictInput, b: ConflictInput, topic: str) -> str | None:
+    """Which conflict kind a disagreement between a and b on `topic` is, or None if allowed."""
+    if a.doc_version_id == b.doc_version_id:
+        return None
+    both_policy = a.category in HIGH_PRECEDENCE and b.category in HIGH_PRECEDENCE
+    if topic in TRIP_SPECIFIC_TOPICS and a.doc_id != b.doc_id and not both_policy:
+        return None
+    if {a.category, b.category} == _POLICY_PAIR:
+        return POLICY_TERMS_DISAGREEMENT
+    if a.category == b.category:
+        trips_differ = a.category == Category.TRIP_ITINERARY and a.doc_id != b.doc_id
+        return None if trips_differ else NUMERIC_WINDOW
+    if a.category in HIGH_PRECEDENCE or b.category in HIGH_PRECEDENCE:
+        return NUMERIC_WINDOW
+    return None
+
+
+def _reconciled(
+    ordered: Sequence[ConflictInput],
+    facts: Sequence[dict[_Key, tuple[Quantity, ...]]],
+    key: _Key,
+    pair: tuple[int, int],
+) -> bool:
+    """True if a third chunk, at least as authoritative as the better of the pair, states a
+    schedule containing a value of each side (both sides quote the same schedule)."""
+    best_tier = min(ordered[i].category.tier for i in pair)
+    return any(
+        k not in pair
+        and ordered[k].category.tier <= best_tier
+        and key in facts[k]
+        and all(not _disjoint(facts[k][key], facts[i][key]) for i in pair)
+        for k in range(len(ordered))
+    )
+
+
+def _labels(quantities: Sequence[Quantity]) -> tuple[str, ...]:
+    """Distinct values (first wording wins), ordered by value."""
+    kept: list[Quantity] = []
+    for quantity in quantities:
+        if not any(_same_value(quantity, other) for other in kept):
+            kept.append(quantity)
+    return tuple(q.label for q in sorted(kept, key=lambda q: (q.value, q.label)))
+
+
+def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
+    facts = [_facts(chunk.text) for chunk in ordered]
+    groups: dict[tuple[str, _Key], set[int]] = {}
+    for i, a in enumerate(ordered):
+        for j in range(i + 1, len(ordered)):
+            b = ordered[j]
+            for key in sorted(facts[i].keys() & facts[j].keys()):
+                kind = _pair_kind(a, b, key[2])
+                if (
+                    kind is not None
+                    and _disjoint(facts[i][key], facts[j][key])
+                    and not _reconciled(ordered, facts, key, (i, j))
+                ):
+                    groups.setdefault((kind, key), set()).update((i, j))
+    conflicts: list[Conflict] = []
+    for (kind, key), members in groups.items():
+        indexes = sorted(members)
+        quantities = [q for i in indexes for q in facts[i][key]]
+        parts = [
+            f"{ordered[i].chunk_id} ({ordered[i].category.value}): "
+            + ", ".join(_labels(facts[i][key]))
+            for i in indexes
+        ]
+        detail = f"{key[2]} {key[0]} differs: " + "; ".join(parts)
+        chunk_ids = _unique(ordered[i].chunk_id for i in indexes)
+        conflicts.append(Conflict(kind, _labels(quantities), chunk_ids, detail))
+    return conflicts
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    """Items without repeats, first occurrence order."""
+    return tuple(dict.fromkeys(items))
+
+
+def _unlinked_terms(ordered: Sequence[ConflictInput]) -> list[Conflict]:
+    """Several live versions of one terms document that no supersedes link orders."""
+    found = []
+    for doc_id in _unique(c.doc_id for c in ordered if c.category == Category.TERMS_POLICY):
+        terms = [c for c in ordered if c.category == Category.TERMS_POLICY and c.doc_id == doc_id]
+        versions = _unique(chunk.doc_version_id for chunk in terms)
+        if len(versions) < 2:
+            continue
+        parent = {version: version for version in versions}
+
+        def root(version: str, parent: dict[str, str] = parent) -> str:
+            while parent[version] != version:
+                version = parent[version]
+            return version
+
+        for chunk in terms:
+            older = chunk.supersedes_doc_version_id
+            if older in parent:
+                parent[root(chunk.doc_version_id)] = root(older)
+        if len({root(version) for version in versions}) == 1:
+            continue
+        detail = "terms_policy versions without a supersedes link: " + ", ".join(versions)
+        ids = _unique(chunk.chunk_id for chunk in terms)
+        found.append(Conflict(UNLINKED_TERMS_VERSIONS, versions, ids, detail))
+    return found
+
+
+def _exception(ordered: Sequence[ConflictInput], exception_request: bool) -> list[Conflict]:
+    policy = [chunk for chunk in ordered if chunk.category in HIGH_PRECEDENCE]
+    if not exception_request or not policy:
+        return []
+    detail = "exception requested: policy text exists but the decision needs human discretion"
+    return [Conflict(EXCEPTION_REQUEST, (), _unique(chunk.chunk_id for chunk in policy), detail)]
+
+
+def detect_conflicts(chunks: Sequence[ConflictInput], *, exception_request: bool) -> list[Conflict]:
+    """Conflicts among the top chunks; the result does not depend on the order of `chunks`."""
+    ordered = sorted(chunks, key=_input_key)
+    position: dict[str, int] = {}
+    for index, chunk in enumerate(ordered):
+        position.setdefault(chunk.chunk_id, index)
+    found = [
+        *_numeric_conflicts(ordered),
+        *_unlinked_terms(ordered),
+        *_exception(ordered, exception_request),
+    ]
+    return sorted(
+        found,
+        key=lambda c: (
+            CONFLICT_KINDS.index(c.kind),
+            tuple(position[i] for i in c.chunk_ids),
+            c.values,
+            c.detail,
+        ),
+    )

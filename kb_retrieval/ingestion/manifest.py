@@ -1,0 +1,235 @@
+"""The tenant knowledge folder: `kb.yaml` plus the files it names (contracts.md section 1)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kb_retrieval.db.connection import TENANT_ID_PATTERN
+from kb_retrieval.models import Category, IngestReason
+
+MANIFEST_NAME = "kb.yaml"
+SUPPORTED_SUFFIXES = (".pdf", ".docx", ".txt", ".md", ".html", ".htm")
+KNOWN_FIELDS = {
+    "doc_id",
+    "doc_version_id",
+    "title",
+    "category",
+    "source",
+    "entries",
+    "priority",
+    "effective_date",
+    "last_reviewed_at",
+    "supersedes_doc_version_id",
+}
+
+
+class ManifestError(Exception):
+    """The manifest as a whole is unusable (missing, not YAML, bad tenant_id)."""
+
+
+@dataclass(frozen=True)
+class DocumentSpec:
+    """One validated document version of a manifest."""
+
+    tenant_id: str
+    doc_id: str
+    doc_version_id: str
+    title: str
+    category: Category
+    source: str | None
+    source_path: Path | None
+    entries: tuple[dict[str, str], ...]
+    priority: int
+    effective_date: date | None
+    last_reviewed_at: date | None
+    supersedes_doc_version_id: str | None
+    content_hash: str
+
+    @property
+    def source_type(self) -> str:
+        if self.source_path is None:
+            return "entries"
+        return self.source_path.suffix.lower().lstrip(".")
+
+
+@dataclass(frozen=True)
+class DocumentProblem:
+    """A manifest entry that cannot be ingested, with the reason and where it is."""
+
+    doc_version_id: str
+    reason: IngestReason
+    message: str
+
+
+@dataclass
+class Manifest:
+    tenant_id: str
+    folder: Path
+    documents: list[DocumentSpec] = field(default_factory=list)
+    problems: list[DocumentProblem] = field(default_factory=list)
+
+
+def content_hash_of(path: Path | None, entries: tuple[dict[str, str], ...]) -> str:
+    digest = hashlib.sha256()
+    if path is not None:
+        digest.update(path.read_bytes())
+    else:
+        digest.update(json.dumps(list(entries), sort_keys=True, ensure_ascii=False).encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def _parse_date(value: Any, field_name: str) -> date | None:
+    if value is None:
+        return None
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError as exc:
+        raise _Problem(
+            IngestReason.MANIFEST_BAD_DATE, f"{field_name} {value!r} is not an ISO date"
+        ) from exc
+
+
+class _Problem(Exception):
+    def __init__(self, reason: IngestReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _entries(raw: Any) -> tuple[dict[str, str], ...]:
+    if not isinstance(raw, list) or not raw:
+        raise _Problem(IngestReason.MANIFEST_INVALID, "entries must be a non-empty list")
+    out = []
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict) or not str(entry.get("text", "")).strip():
+            raise _Problem(IngestReason.MANIFEST_INVALID, f"entries[{i}] needs a non-empty text")
+        out.append({"section": str(entry.get("section") or "").strip(), "text": str(entry["text"])})
+    return tuple(out)
+
+
+def _document(tenant_id: str, folder: Path, raw: dict[str, Any]) -> DocumentSpec:
+    for name in ("doc_id", "doc_version_id", "title", "category"):
+        if not isinstance(raw.get(name), str) or not raw[name].strip():
+            raise _Problem(IngestReason.MANIFEST_INVALID, f"field {name} is required (a string)")
+    unknown = sorted(set(raw) - KNOWN_FIELDS)
+    if unknown:
+        raise _Problem(IngestReason.MANIFEST_INVALID, f"unknown field(s) {', '.join(unknown)}")
+    try:
+        category = Category(raw["category"])
+    except ValueError as exc:
+        raise _Problem(
+            IngestReason.MANIFEST_UNKNOWN_CATEGORY,
+            f"category {raw['category']!r} is not one of {', '.join(c.value for c in Category)}",
+        ) from exc
+    has_source, has_entries = raw.get("source") is not None, raw.get("entries") is not None
+    if has_source == has_entries:
+        raise _Problem(
+            IngestReason.MANIFEST_INVALID, "exactly one of source or entries is required"
+        )
+    source_path, entries = None, ()
+    if has_source:
+        source_path = (folder / str(raw["source"])).resolve()
+        if not source_path.is_relative_to(folder.resolve()):
+            raise _Problem(
+                IngestReason.MANIFEST_INVALID, f"source {raw['source']!r} leaves the folder"
+            )
+        if not source_path.is_file():
+            raise _Problem(
+                IngestReason.MANIFEST_MISSING_FILE, f"source file {raw['source']!r} not found"
+            )
+    else:
+        entries = _entries(raw["entries"])
+    priority = raw.get("priority", 0)
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise _Problem(IngestReason.MANIFEST_INVALID, f"priority {priority!r} is not an integer")
+    supersedes = raw.get("supersedes_doc_version_id")
+    return DocumentSpec(
+        tenant_id=tenant_id,
+        doc_id=raw["doc_id"].strip(),
+        doc_version_id=raw["doc_version_id"].strip(),
+        title=raw["title"].strip(),
+        category=category,
+        source=str(raw["source"]) if has_source else None,
+        source_path=source_path,
+        entries=entries,
+        priority=priority,
+        effective_date=_parse_date(raw.get("effective_date"), "effective_date"),
+        last_reviewed_at=_parse_date(raw.get("last_reviewed_at"), "last_reviewed_at"),
+        supersedes_doc_version_id=str(supersedes).strip() if supersedes else None,
+        content_hash=content_hash_of(source_path, entries),
+    )
+
+
+def load_manifest(folder: Path) -> Manifest:
+    """Validate `folder/kb.yaml`; bad documents become problems, valid ones still load.
+
+    Supersedes links are checked by `check_supersedes` once the stored versions are known.
+    """
+    folder = folder.resolve()
+    path = folder / MANIFEST_NAME
+    if not path.is_file():
+        raise ManifestError(f"{path}: manifest not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ManifestError(f"{path}: expected a mapping with tenant_id and documents")
+    tenant_id = raw.get("tenant_id")
+    if not isinstance(tenant_id, str) or not TENANT_ID_PATTERN.match(tenant_id):
+        raise ManifestError(
+            f"{path}: tenant_id {tenant_id!r} must match {TENANT_ID_PATTERN.pattern}"
+        )
+    documents = raw.get("documents")
+    if not isinstance(documents, list):
+        raise ManifestError(f"{path}: documents must be a list")
+    manifest = Manifest(tenant_id=tenant_id, folder=folder)
+    ids = Counter(d.get("doc_version_id") for d in documents if isinstance(d, dict))
+    for index, doc in enumerate(documents):
+        where = f"{path}: documents[{index}]"
+        label = doc.get("doc_version_id") if isinstance(doc, dict) else None
+        label = label if isinstance(label, str) and label else f"documents[{index}]"
+        try:
+            if not isinstance(doc, dict):
+                raise _Problem(IngestReason.MANIFEST_INVALID, "expected a mapping")
+            if ids[doc.get("doc_version_id")] > 1:
+                raise _Problem(
+                    IngestReason.MANIFEST_DUPLICATE_VERSION,
+                    f"doc_version_id {label!r} appears {ids[label]} times in the manifest",
+                )
+            manifest.documents.append(_document(tenant_id, folder, doc))
+        except _Problem as problem:
+            manifest.problems.append(
+                DocumentProblem(label, problem.reason, f"{where} ({label}): {problem}")
+            )
+    return manifest
+
+
+def check_supersedes(manifest: Manifest, known: frozenset[str]) -> None:
+    """A supersedes link must point at a version of the manifest or one already stored."""
+    path = manifest.folder / MANIFEST_NAME
+    targets = {d.doc_version_id for d in manifest.documents} | set(known)
+    kept = []
+    for doc in manifest.documents:
+        target = doc.supersedes_doc_version_id
+        if target is not None and (target not in targets or target == doc.doc_version_id):
+            manifest.problems.append(
+                DocumentProblem(
+                    doc.doc_version_id,
+                    IngestReason.MANIFEST_DANGLING_SUPERSEDES,
+                    f"{path} ({doc.doc_version_id}): supersedes_doc_version_id {target!r} "
+                    "names no other version of this tenant",
+                )
+            )
+        else:
+            kept.append(doc)
+    manifest.documents = kept

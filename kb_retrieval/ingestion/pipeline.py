@@ -1,0 +1,461 @@
+"""Ingestion steps (register, parse, chunk, embed, publish) as plain, idempotent functions.
+
+Each step reads and writes PostgreSQL inside tenant-scoped transactions. A document version's
+rows stay invisible to retrieval until `publish` flips its build to `indexed` in one statement,
+so a run killed halfway leaves nothing half-visible and the next run completes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from statistics import mean, median
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from kb_retrieval.analyzer import ANALYZER_VERSION, term_frequencies
+from kb_retrieval.chunking import ChunkerConfig, WordPieceCounter, chunk_document
+from kb_retrieval.db.connection import Database
+from kb_retrieval.embedding import Embedder
+from kb_retrieval.ingestion import sql
+from kb_retrieval.ingestion.manifest import (
+    DocumentProblem,
+    DocumentSpec,
+    check_supersedes,
+    load_manifest,
+)
+from kb_retrieval.model_files import load_fast_tokenizer
+from kb_retrieval.models import (
+    IngestReason,
+    LifecycleState,
+    ParsedDocument,
+    Span,
+    SpanKind,
+)
+from kb_retrieval.parsing import PARSER_VERSION, parse_entries
+from kb_retrieval.parsing.guard import parse_file_guarded
+from kb_retrieval.parsing.errors import ParseError
+
+EMBED_BATCH = 64
+Parser = Callable[[Path], ParsedDocument]
+
+
+@dataclass(frozen=True)
+class PipelineVersions:
+    """The idempotency tuple of 001 item 4, minus tenant and version."""
+
+    parser_version: str
+    chunker_version: str
+    embedding_model_id: str
+
+
+@dataclass
+class StepReport:
+    """What one step did to one document version."""
+
+    doc_version_id: str
+    state: str
+    reason_code: str | None = None
+    message: str | None = None
+    skipped: bool = False
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Registration:
+    tenant_id: str
+    registered: list[str] = field(default_factory=list)
+    problems: list[DocumentProblem] = field(default_factory=list)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def spans_to_json(doc: ParsedDocument) -> list[dict[str, Any]]:
+    return [asdict(span) for span in doc.spans]
+
+
+def spans_from_json(
+    rows: Sequence[dict[str, Any]], parser_version: str, pages: int | None
+) -> ParsedDocument:
+    spans = tuple(Span(**{**row, "kind": SpanKind(row["kind"])}) for row in rows)
+    return ParsedDocument(spans=spans, parser_version=parser_version, page_count=pages)
+
+
+class IngestionPipeline:
+    """The ingestion steps for one database, embedder and chunker configuration."""
+
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        chunker_config: ChunkerConfig | None = None,
+        parser: Parser = parse_file_guarded,
+    ) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.chunker_config = chunker_config or ChunkerConfig()
+        self.parser = parser
+        self.versions = PipelineVersions(
+            parser_version=PARSER_VERSION,
+            chunker_version=f"{self.chunker_config.version}+{ANALYZER_VERSION}",
+            embedding_model_id=embedder.model_id,
+        )
+
+    def _key(self, doc_version_id: str) -> dict[str, str]:
+        return {"doc_version_id": doc_version_id, **asdict(self.versions)}
+
+    # -- registration ---------------------------------------------------------------------
+    def register(self, folder: Path) -> Registration:
+        """Validate the manifest and record its versions; a changed immutable version is refused."""
+        manifest = load_manifest(folder)
+        tenant_id = manifest.tenant_id
+        self.db.ensure_tenant(tenant_id)
+        with self.db.tenant(tenant_id) as conn:
+            known = frozenset(row[0] for row in conn.execute(sql.SELECT_VERSION_IDS))
+        check_supersedes(manifest, known)
+        result = Registration(tenant_id=manifest.tenant_id, problems=list(manifest.problems))
+        for doc in manifest.documents:
+            with self.db.tenant(tenant_id) as conn:
+                problem = self._register_one(conn, doc)
+            if problem is None:
+                result.registered.append(doc.doc_version_id)
+            else:
+                result.problems.append(problem)
+        return result
+
+    def _register_one(self, conn: Any, doc: DocumentSpec) -> DocumentProblem | None:
+        existing = conn.execute(
+            sql.SELECT_VERSION, {"doc_version_id": doc.doc_version_id}
+        ).fetchone()
+        if existing is not None and (
+            existing[11] != doc.content_hash or existing[3] != doc.category
+        ):
+            return DocumentProblem(
+                doc.doc_version_id,
+                IngestReason.VERSION_CONTENT_CHANGED,
+                f"{doc.source or 'entries'} ({doc.doc_version_id}): doc_version_id is immutable and "
+                f"already holds other content ({existing[11][:19]}…, category {existing[3]}); "
+                "give the changed document a new doc_version_id. Nothing stored was changed.",
+            )
+        conn.execute(
+            sql.INSERT_VERSION,
+            {
+                "tenant_id": doc.tenant_id,
+                "doc_version_id": doc.doc_version_id,
+                "doc_id": doc.doc_id,
+                "title": doc.title,
+                "category": doc.category.value,
+                "source": doc.source,
+                "source_path": str(doc.source_path) if doc.source_path else None,
+                "source_type": doc.source_type,
+                "priority": doc.priority,
+                "effective_date": doc.effective_date,
+                "last_reviewed_at": doc.last_reviewed_at,
+                "supersedes_doc_version_id": doc.supersedes_doc_version_id,
+                "content_hash": doc.content_hash,
+                "metadata": Jsonb({"entries": list(doc.entries)} if doc.entries else {}),
+            },
+        )
+        conn.execute(
+            sql.ENSURE_BUILD, {"tenant_id": doc.tenant_id, **self._key(doc.doc_version_id)}
+        )
+        return None
+
+    # -- helpers --------------------------------------------------------------------------
+    def build(self, tenant_id: str, doc_version_id: str) -> dict[str, Any]:
+        with self.db.tenant(tenant_id) as conn:
+            row = conn.execute(sql.SELECT_BUILD, self._key(doc_version_id)).fetchone()
+        if row is None:
+            raise LookupError(f"{tenant_id}/{doc_version_id} is not registered for {self.versions}")
+        keys = (
+            "state",
+            "reason_code",
+            "message",
+            "chunk_count",
+            "window_count",
+            "embedded_count",
+            "stats",
+        )
+        return dict(zip(keys, row, strict=True))
+
+    def _set_state(
+        self,
+        conn: Any,
+        doc_version_id: str,
+        state: LifecycleState,
+        reason: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        conn.execute(
+            sql.SET_BUILD_STATE,
+            {
+                **self._key(doc_version_id),
+                "state": state.value,
+                "reason_code": reason,
+                "message": message,
+            },
+        )
+
+    def _report(
+        self, tenant_id: str, doc_version_id: str, skipped: bool, **metrics: Any
+    ) -> StepReport:
+        build = self.build(tenant_id, doc_version_id)
+        return StepReport(
+            doc_version_id, build["state"], build["reason_code"], build["message"], skipped, metrics
+        )
+
+    # -- parse ----------------------------------------------------------------------------
+    def parse(self, tenant_id: str, doc_version_id: str) -> StepReport:
+        build = self.build(tenant_id, doc_version_id)
+        if build["state"] == LifecycleState.INDEXED:
+            return self._report(tenant_id, doc_version_id, True)
+        with self.db.tenant(tenant_id) as conn:
+            version = conn.execute(
+                sql.SELECT_VERSION, {"doc_version_id": doc_version_id}
+            ).fetchone()
+            stored = conn.execute(sql.SELECT_PARSE, self._key(doc_version_id)).fetchone()
+            if (
+                stored is not None
+                and stored[0] == version[11]
+                and build["state"]
+                not in (
+                    LifecycleState.FAILED,
+                    LifecycleState.NEEDS_ATTENTION,
+                )
+            ):
+                if build["state"] in (
+                    LifecycleState.QUEUED,
+                    LifecycleState.RECEIVED,
+                    LifecycleState.PARSING,
+                ):
+                    self._set_state(conn, doc_version_id, LifecycleState.PARSED)
+                return self._report(tenant_id, doc_version_id, True, spans=len(stored[2]))
+            self._set_state(conn, doc_version_id, LifecycleState.PARSING)
+        source_path, metadata = version[5], version[12]
+        try:
+            if source_path is None:
+                parsed = parse_entries(list(metadata.get("entries", [])))
+            else:
+                parsed = self.parser(Path(source_path))
+        except ParseError as error:
+            with self.db.tenant(tenant_id) as conn:
+                self._set_state(
+                    conn,
+                    doc_version_id,
+                    LifecycleState(error.state),
+                    error.reason.value,
+                    str(error),
+                )
+            return self._report(tenant_id, doc_version_id, False)
+        with self.db.tenant(tenant_id) as conn:
+            conn.execute(
+                sql.UPSERT_PARSE,
+                {
+                    "tenant_id": tenant_id,
+                    **self._key(doc_version_id),
+                    "content_hash": version[11],
+                    "page_count": parsed.page_count,
+                    "spans": Jsonb(spans_to_json(parsed)),
+                },
+            )
+            self._set_state(conn, doc_version_id, LifecycleState.PARSED)
+        return self._report(
+            tenant_id,
+            doc_version_id,
+            False,
+            spans=len(parsed.spans),
+            pages=parsed.page_count,
+            characters=len(parsed.text),
+        )
+
+    # -- chunk ----------------------------------------------------------------------------
+    def chunk(self, tenant_id: str, doc_version_id: str) -> StepReport:
+        build = self.build(tenant_id, doc_version_id)
+        ready = (
+            LifecycleState.PARSED,
+            LifecycleState.CHUNKING,
+            LifecycleState.CHUNKED,
+            LifecycleState.EMBEDDING,
+        )
+        if build["state"] not in ready:
+            return self._report(tenant_id, doc_version_id, True)
+        key = self._key(doc_version_id)
+        with self.db.tenant(tenant_id) as conn:
+            stored = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
+            if (
+                build["state"] in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING)
+                and stored == build["chunk_count"] > 0
+            ):
+                return self._report(tenant_id, doc_version_id, True, chunks=stored)
+            version = conn.execute(
+                sql.SELECT_VERSION, {"doc_version_id": doc_version_id}
+            ).fetchone()
+            parse_row = conn.execute(sql.SELECT_PARSE, key).fetchone()
+        parsed = spans_from_json(parse_row[2], self.versions.parser_version, parse_row[1])
+        counter = WordPieceCounter(load_fast_tokenizer())
+        chunks = chunk_document(parsed, doc_version_id, counter, self.chunker_config)
+        rows = []
+        for chunk in chunks:
+            freqs = term_frequencies(chunk.text)
+            rows.append(
+                {
+                    "tenant_id": tenant_id,
+                    **key,
+                    "doc_id": version[1],
+                    "category": version[3],
+                    "chunk_id": chunk.chunk_id,
+                    "chunk_index": chunk.chunk_index,
+                    "section_title": chunk.section_title,
+                    "page_start": chunk.page_start,
+                    "page_end": chunk.page_end,
+                    "source_locator": chunk.source_locator,
+                    "token_count": chunk.token_count,
+                    "text": chunk.text,
+                    "text_hash": _sha(chunk.text),
+                    "policy_likeness_hint": chunk.policy_likeness_hint.value,
+                    "term_count": sum(freqs.values()),
+                    "term_freqs": Jsonb(dict(sorted(freqs.items()))),
+                    "terms": sorted(freqs),
+                }
+            )
+        tokens = [c.token_count for c in chunks]
+        stats = {
+            "chunks": len(chunks),
+            "tokens_total": sum(tokens),
+            "tokens_min": min(tokens, default=0),
+            "tokens_median": median(tokens) if tokens else 0,
+            "tokens_max": max(tokens, default=0),
+            "tokens_mean": round(mean(tokens), 1) if tokens else 0,
+        }
+        with self.db.tenant(tenant_id) as conn:
+            conn.execute(sql.DELETE_CHUNKS, key)
+            with conn.cursor() as cur:
+                cur.executemany(sql.INSERT_CHUNK, rows)
+            conn.execute(
+                sql.SET_BUILD_CHUNKED, {**key, "chunk_count": len(chunks), "stats": Jsonb(stats)}
+            )
+        preview = [
+            {
+                "chunk_id": c.chunk_id,
+                "locator": c.source_locator,
+                "tokens": c.token_count,
+                "text": c.text[:160],
+            }
+            for c in chunks[:5]
+        ]
+        return self._report(tenant_id, doc_version_id, False, **stats, preview=preview)
+
+    # -- embed ----------------------------------------------------------------------------
+    def embed(self, tenant_id: str, doc_version_id: str) -> StepReport:
+        build = self.build(tenant_id, doc_version_id)
+        if build["state"] not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
+            return self._report(
+                tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
+            )
+        key = self._key(doc_version_id)
+        with self.db.tenant(tenant_id) as conn:
+            chunks = conn.execute(sql.SELECT_CHUNKS_FOR_EMBEDDING, key).fetchall()
+            done = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
+            if build["state"] == LifecycleState.EMBEDDING and done == len(chunks):
+                return self._report(
+                    tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
+                )
+            self._set_state(conn, doc_version_id, LifecycleState.EMBEDDING)
+        windows = [
+            (pk, cid, i, w, _sha(w))
+            for pk, cid, text in chunks
+            for i, w in enumerate(self.embedder.windows(text))
+        ]
+        vectors = self._vectors_for(
+            tenant_id, sorted({w[4] for w in windows}), {w[4]: w[3] for w in windows}
+        )
+        fresh_hashes = vectors.pop("__fresh__")
+        with self.db.tenant(tenant_id) as conn:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    sql.INSERT_VECTOR,
+                    [
+                        (
+                            pk,
+                            tenant_id,
+                            doc_version_id,
+                            self.versions.chunker_version,
+                            cid,
+                            self.versions.embedding_model_id,
+                            index,
+                            vectors[h],
+                        )
+                        for pk, cid, index, _w, h in windows
+                    ],
+                )
+            embedded_chunks = len({w[0] for w in windows if w[4] in fresh_hashes})
+            conn.execute(
+                sql.SET_BUILD_EMBEDDED,
+                {**key, "window_count": len(windows), "embedded_count": embedded_chunks},
+            )
+        return self._report(
+            tenant_id,
+            doc_version_id,
+            False,
+            embedded_chunks=embedded_chunks,
+            embedded_windows=len(fresh_hashes),
+            windows=len(windows),
+            cached_windows=len(windows) - sum(1 for w in windows if w[4] in fresh_hashes),
+        )
+
+    def _vectors_for(
+        self, tenant_id: str, hashes: list[str], texts: dict[str, str]
+    ) -> dict[str, Any]:
+        """Vectors by text hash: from the cache, else embedded now (cached batch by batch)."""
+        model = self.versions.embedding_model_id
+        with self.db.tenant(tenant_id) as conn:
+            found = dict(
+                conn.execute(
+                    sql.SELECT_CACHED_EMBEDDINGS, {"embedding_model_id": model, "hashes": hashes}
+                ).fetchall()
+            )
+        missing = [h for h in hashes if h not in found]
+        for start in range(0, len(missing), EMBED_BATCH):
+            batch = missing[start : start + EMBED_BATCH]
+            matrix = self.embedder.embed([texts[h] for h in batch])
+            with self.db.tenant(tenant_id) as conn, conn.cursor() as cur:
+                cur.executemany(
+                    sql.INSERT_CACHED_EMBEDDING,
+                    [(tenant_id, model, h, matrix[i]) for i, h in enumerate(batch)],
+                )
+            found.update({h: matrix[i] for i, h in enumerate(batch)})
+        found["__fresh__"] = set(missing)
+        return found
+
+    # -- publish --------------------------------------------------------------------------
+    def publish(self, tenant_id: str, doc_version_id: str) -> StepReport:
+        build = self.build(tenant_id, doc_version_id)
+        if build["state"] != LifecycleState.EMBEDDING:
+            return self._report(tenant_id, doc_version_id, True)
+        key = self._key(doc_version_id)
+        with self.db.tenant(tenant_id) as conn:
+            chunks = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
+            embedded = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
+            if chunks == 0 or chunks != build["chunk_count"] or embedded != chunks:
+                self._set_state(
+                    conn,
+                    doc_version_id,
+                    LifecycleState.FAILED,
+                    IngestReason.EMBEDDING_FAILED.value,
+                    f"{doc_version_id}: {embedded} of {chunks} chunks have vectors; not published",
+                )
+            else:
+                conn.execute(sql.PUBLISH_BUILD, key)
+        return self._report(tenant_id, doc_version_id, False, chunks=chunks)
+
+    def run_all(self, tenant_id: str, doc_version_id: str) -> list[StepReport]:
+        """Every step in order for one version (what the Dagster assets do, without Dagster)."""
+        return [
+            step(tenant_id, doc_version_id)
+            for step in (self.parse, self.chunk, self.embed, self.publish)
+        ]

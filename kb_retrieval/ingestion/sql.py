@@ -1,0 +1,128 @@
+"""SQL of the ingestion pipeline (parameterised; run inside tenant-scoped transactions)."""
+
+SELECT_VERSION = """
+SELECT doc_version_id, doc_id, title, category, source, source_path, source_type, priority,
+       effective_date, last_reviewed_at, supersedes_doc_version_id, content_hash, metadata
+FROM doc_versions WHERE doc_version_id = %(doc_version_id)s
+"""
+
+SELECT_VERSION_IDS = "SELECT doc_version_id FROM doc_versions"
+
+INSERT_VERSION = """
+INSERT INTO doc_versions (tenant_id, doc_version_id, doc_id, title, category, source, source_path,
+    source_type, priority, effective_date, last_reviewed_at, supersedes_doc_version_id,
+    content_hash, metadata)
+VALUES (%(tenant_id)s, %(doc_version_id)s, %(doc_id)s, %(title)s, %(category)s, %(source)s,
+    %(source_path)s, %(source_type)s, %(priority)s, %(effective_date)s, %(last_reviewed_at)s,
+    %(supersedes_doc_version_id)s, %(content_hash)s, %(metadata)s)
+ON CONFLICT (tenant_id, doc_version_id) DO UPDATE SET
+    title = EXCLUDED.title, source = EXCLUDED.source, source_path = EXCLUDED.source_path,
+    priority = EXCLUDED.priority, effective_date = EXCLUDED.effective_date,
+    last_reviewed_at = EXCLUDED.last_reviewed_at,
+    supersedes_doc_version_id = EXCLUDED.supersedes_doc_version_id,
+    metadata = EXCLUDED.metadata, updated_at = now()
+WHERE (doc_versions.title, doc_versions.source, doc_versions.source_path, doc_versions.priority,
+       doc_versions.effective_date, doc_versions.last_reviewed_at,
+       doc_versions.supersedes_doc_version_id, doc_versions.metadata)
+  IS DISTINCT FROM (EXCLUDED.title, EXCLUDED.source, EXCLUDED.source_path, EXCLUDED.priority,
+       EXCLUDED.effective_date, EXCLUDED.last_reviewed_at, EXCLUDED.supersedes_doc_version_id,
+       EXCLUDED.metadata)
+"""
+
+ENSURE_BUILD = """
+INSERT INTO doc_builds (tenant_id, doc_version_id, parser_version, chunker_version,
+    embedding_model_id, state)
+VALUES (%(tenant_id)s, %(doc_version_id)s, %(parser_version)s, %(chunker_version)s,
+    %(embedding_model_id)s, 'queued')
+ON CONFLICT DO NOTHING
+"""
+
+BUILD_KEY = """doc_version_id = %(doc_version_id)s AND parser_version = %(parser_version)s
+  AND chunker_version = %(chunker_version)s AND embedding_model_id = %(embedding_model_id)s"""
+
+SELECT_BUILD = f"""
+SELECT state, reason_code, message, chunk_count, window_count, embedded_count, stats
+FROM doc_builds WHERE {BUILD_KEY}
+"""
+
+SET_BUILD_STATE = f"""
+UPDATE doc_builds SET state = %(state)s, reason_code = %(reason_code)s, message = %(message)s,
+    updated_at = now()
+WHERE {BUILD_KEY}
+"""
+
+SET_BUILD_CHUNKED = f"""
+UPDATE doc_builds SET state = 'chunked', reason_code = NULL, message = NULL,
+    chunk_count = %(chunk_count)s, stats = stats || %(stats)s, updated_at = now()
+WHERE {BUILD_KEY}
+"""
+
+SET_BUILD_EMBEDDED = f"""
+UPDATE doc_builds SET state = 'embedding', window_count = %(window_count)s,
+    embedded_count = %(embedded_count)s, updated_at = now()
+WHERE {BUILD_KEY}
+"""
+
+PUBLISH_BUILD = f"""
+UPDATE doc_builds SET state = 'indexed', reason_code = NULL, message = NULL,
+    indexed_at = now(), updated_at = now()
+WHERE {BUILD_KEY} AND state = 'embedding'
+"""
+
+SELECT_PARSE = """
+SELECT content_hash, page_count, spans FROM doc_parses
+WHERE doc_version_id = %(doc_version_id)s AND parser_version = %(parser_version)s
+"""
+
+UPSERT_PARSE = """
+INSERT INTO doc_parses (tenant_id, doc_version_id, parser_version, content_hash, page_count, spans)
+VALUES (%(tenant_id)s, %(doc_version_id)s, %(parser_version)s, %(content_hash)s, %(page_count)s,
+    %(spans)s)
+ON CONFLICT (tenant_id, doc_version_id, parser_version) DO UPDATE SET
+    content_hash = EXCLUDED.content_hash, page_count = EXCLUDED.page_count, spans = EXCLUDED.spans
+"""
+
+CHUNK_KEY = """doc_version_id = %(doc_version_id)s AND parser_version = %(parser_version)s
+  AND chunker_version = %(chunker_version)s"""
+
+DELETE_CHUNKS = f"DELETE FROM chunks WHERE {CHUNK_KEY}"
+
+COUNT_CHUNKS = f"SELECT count(*) FROM chunks WHERE {CHUNK_KEY}"
+
+INSERT_CHUNK = """
+INSERT INTO chunks (tenant_id, doc_version_id, doc_id, category, parser_version, chunker_version,
+    chunk_id, chunk_index, section_title, page_start, page_end, source_locator, token_count, text,
+    text_hash, policy_likeness_hint, term_count, term_freqs, tsv)
+VALUES (%(tenant_id)s, %(doc_version_id)s, %(doc_id)s, %(category)s, %(parser_version)s,
+    %(chunker_version)s, %(chunk_id)s, %(chunk_index)s, %(section_title)s, %(page_start)s,
+    %(page_end)s, %(source_locator)s, %(token_count)s, %(text)s, %(text_hash)s,
+    %(policy_likeness_hint)s, %(term_count)s, %(term_freqs)s, array_to_tsvector(%(terms)s::text[]))
+"""
+
+SELECT_CHUNKS_FOR_EMBEDDING = f"""
+SELECT id, chunk_id, text FROM chunks WHERE {CHUNK_KEY} ORDER BY chunk_index
+"""
+
+SELECT_CACHED_EMBEDDINGS = """
+SELECT text_hash, embedding FROM embedding_cache
+WHERE embedding_model_id = %(embedding_model_id)s AND text_hash = ANY(%(hashes)s)
+"""
+
+INSERT_CACHED_EMBEDDING = """
+INSERT INTO embedding_cache (tenant_id, embedding_model_id, text_hash, embedding)
+VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING
+"""
+
+INSERT_VECTOR = """
+INSERT INTO chunk_vectors (chunk_pk, tenant_id, doc_version_id, chunker_version, chunk_id,
+    embedding_model_id, window_index, embedding)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (tenant_id, doc_version_id, chunker_version, chunk_id, embedding_model_id, window_index)
+DO NOTHING
+"""
+
+COUNT_EMBEDDED_CHUNKS = """
+SELECT count(DISTINCT v.chunk_pk) FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_pk
+WHERE c.doc_version_id = %(doc_version_id)s AND c.parser_version = %(parser_version)s
+  AND c.chunker_version = %(chunker_version)s AND v.embedding_model_id = %(embedding_model_id)s
+"""

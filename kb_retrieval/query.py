@@ -1,0 +1,617 @@
+"""Deterministic query generation (000 section 2) and the query-quality gate (002 item 1)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from kb_retrieval.analyzer import (
+    MONTH_ABBREVIATIONS,
+    canonicalize_dates,
+    canonicalize_times,
+    expand_contractions,
+    find_dates,
+    is_stopword,
+    normalize_text,
+    prepare,
+)
+from kb_retrieval.email_thread import extract_guest_text
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+SENSITIVITY_NAMES: tuple[str, ...] = ("exceptions", "legal", "medical", "refund", "safety")
+VARIANT_WEIGHTS: dict[str, float] = {
+    "direct": 1.0,
+    "policy_expansion": 0.8,
+    "trip_specific": 0.7,
+    "exact_term": 0.6,
+}
+MAX_DIRECT_TERMS = 32
+MAX_EXACT_ITEMS = 6
+MAX_EXPANSION_WORDS = 12
+
+# Documented intent list: name -> regex over prepared (case-folded, dates canonical) text.
+INTENT_PATTERNS: dict[str, str] = {
+    "age": r"\bages?\b|\byears? old\b|\d+[ -]years?[ -]old|\b(?:child|children|kids?|minors?"
+    r"|teens?|teenagers?|toddlers?|infants?|bab(?:y|ies)|seniors?)\b"
+    r"|\b(?:under|over|aged?) \d{1,2}\b(?!\s*(?:%|(?:days?|hours?|hrs?|h|km|kg|lbs?|miles?|mi|m"
+    r"|nights?|weeks?|months?|people|persons|guests|participants|pax|minutes?|mins?)\b))",
+    "booking_change": r"\b(?:change|changing|switch|swap|move|moving|transfer|transferring)\b"
+    r"[^.?!\n]{0,30}\b(?:booking|reservation|dates?|departure|name|spot|place)s?\b"
+    r"|\bre-?(?:schedul|book)\w*|\bpostpon\w*|\bdefer\w*",
+    "cancel": r"\bcancel(?:s|led|ed|ling|ing)?\b",
+    "cancellation": r"\bcancell?ations?\b",
+    "check_in": r"\bcheck[- ]?ins?\b|\bcheck[- ]?out\b|\barriv(?:e|es|al|als|ing)\b"
+    r"|\b(?:start|meeting|report|departure) time\b",
+    "deposit": r"\bdeposits?\b",
+    "dietary": r"\bdiet(?:ary)?\b|\bvegetarian|\bvegan|\bgluten|\bco?eliac|\bkosher\b|\bhalal\b"
+    r"|\blactose|\bdairy\b|\b(?:nut|food) allerg",
+    "fitness": r"\bfitness\b|\bfit enough\b|\bphysical(?:ly)?\b|\bstrenuous\b|\bdifficult(?:y)?\b"
+    r"|\bhow hard\b|\bexperience level\b|\bbeginners?\b",
+    "guarantee": r"\bguarantee\w*|\bminimum (?:group|number|participants)\b",
+    "inclusions": r"\binclud(?:e|es|ed)\b|\binclusions?\b|\bexclu(?:de|des|ded|sions?)\b"
+    r"|\bextra cost\b",
+    "insurance": r"\binsur(?:ance|ed|er|ers)\b",
+    "liability": r"\bliab(?:le|ility)\b|\blawyers?\b|\battorneys?\b|\blegal\b|\blawsuit\b"
+    r"|\bnegligen\w*|\bsu(?:e|ed|ing) (?:you|your|the|them|for)\b|\bcompensation\b",
+    "luggage": r"\bluggage\b|\bbaggage\b|\bsuitcases?\b|\bduffel\w*|\bbags?\b|\bbackpacks?\b",
+    "medical": r"\bmedic(?:al|ation|ations|ine|ines)\b|\bdoctor\w*|\bphysician\b|\bprescri\w*"
+    r"|\ballerg\w*|\bpregnan\w*|\bheart\b(?! of\b)|\bcardiac\b|\basthma\w*|\bdiabet\w*|\bepilep\w*"
+    r"|\bhealth\b|\bclearance\b|\bdisabilit\w*|\bwheelchair\b|\bsurgery\b|\bpre-?existing\b"
+    r"|\baltitude sickness\b|\bhospital\w*|\bsick(?:ness)?\b|\billness\b",
+    "packing": r"\bpack(?:ing)?\b|\bgear\b|\bequipment\b|\bcloth(?:es|ing)\b|\bboots\b"
+    r"|\bwhat (?:to|should i|should we) (?:bring|wear)\b|\bsleeping bags?\b|\brent(?:al)?\b",
+    "payment": r"\bpay(?:s|ing|ment|ments|able)?\b|\bpaid\b|\binstal?lments?\b|\binvoices?\b"
+    r"|\bbalance\b|\bcredit card\b|\bcharg(?:e|ed|es)\b|\bbank transfer\b",
+    "pickup": r"\bpick[- ]?ups?\b|\bpick (?:me|us) up\b|\bdrop[- ]?offs?\b|(?<!bank )\btransfers?\b"
+    r"|\bshuttles?\b|\bairport\b|\bmeet(?:ing)? (?:point|place|location)\b",
+    "price": r"\bprices?\b|\bpricing\b|\bcosts?\b|\bhow much\b|\bfees?\b|\bdiscounts?\b"
+    r"|\bpromo\w*|\bsupplements?\b|\bgratuit\w*|\btipping\b",
+    "refund": r"\brefund\w*|\breimburs\w*|\bmoney back\b|\bcredit note\b|\bvouchers?\b",
+    "safety": r"\bsafe(?:ty)?\b|\bunsafe\b|\bhelmets?\b|\bpfds?\b|\blife ?(?:jackets?|vests?)\b"
+    r"|\bharness\w*|\bavalanche\w*|\binjur(?:y|ies|ed)\b|\baccidents?\b|\bdanger\w*"
+    r"|\bemergenc\w*|\brescue\b|\bfirst aid\b|\bevacuat\w*",
+    "waiver": r"\bwaivers?\b|\brelease forms?\b",
+    "weather": r"\bweather\b|\brain(?:s|y|ing|fall)?\b|\bstorms?\b|\bsnow(?:s|y|ing|fall)?\b"
+    r"|\bwind(?:s|y)?\b|\bforecast\b|\bthunder\w*|\blightning\b|\btemperatures?\b",
+}
+INTENTS: tuple[str, ...] = tuple(sorted(INTENT_PATTERNS))
+POLICY_INTENTS = frozenset(
+    {
+        "age", "booking_change", "cancel", "cancellation", "deposit", "fitness", "guarantee",
+        "inclusions", "insurance", "liability", "medical", "payment", "refund", "safety", "waiver",
+    }
+)  # fmt: skip
+# Canonical policy vocabulary, in the order it is added to the policy expansion.
+POLICY_EXPANSIONS: dict[str, str] = {
+    "cancellation": "cancellation refund window terms policy",
+    "cancel": "cancellation refund window terms policy",
+    "refund": "refund window terms policy",
+    "deposit": "deposit non-refundable payment terms policy",
+    "payment": "payment schedule balance due terms policy",
+    "booking_change": "booking change transfer fee terms policy",
+    "medical": "safety medical requirement physician clearance",
+    "safety": "safety rules requirement policy",
+    "fitness": "fitness requirement physical ability",
+    "age": "minimum age requirement policy",
+    "waiver": "waiver release liability form",
+    "liability": "liability waiver release terms",
+    "insurance": "travel insurance requirement policy",
+    "inclusions": "inclusions exclusions included terms",
+    "guarantee": "departure guarantee minimum group size terms",
+}
+EXCEPTION_EXPANSION = "exception policy terms"
+# Itinerary vocabulary per intent for the trip-specific variant.
+TRIP_EXPANSIONS: dict[str, str] = {
+    "check_in": "day 1 arrival",
+    "pickup": "pickup meeting point transfer",
+    "medical": "medical requirement",
+    "safety": "safety equipment",
+    "fitness": "fitness difficulty",
+    "age": "minimum age",
+    "dietary": "meals dietary",
+    "luggage": "luggage",
+    "packing": "packing list gear",
+    "weather": "weather conditions",
+    "inclusions": "inclusions",
+    "price": "price",
+}
+SENSITIVITY_PATTERNS: dict[str, str] = {
+    "legal": r"\blawyers?\b|\battorneys?\b|\blegal\w*|\bliab(?:le|ility)\b|\blawsuit\b|\bcourt\b"
+    r"|\bsu(?:e|ed|ing) (?:you|your|the|them|for)\b|\bwaivers?\b|\bnegligen\w*|\bcompensation\b"
+    r"|\binsurance claim|\bclaim (?:on|against|with|from) (?:my |the |your )?insurance\b",
+    "safety": r"\binjur\w*|\baccident\w*|\bavalanche\w*|\bsafe(?:ty)?\b|\bunsafe\b|\bhelmets?\b"
+    r"|\bpfds?\b|\blife ?(?:jackets?|vests?)\b|\bdanger\w*|\bemergenc\w*|\brescue\b|\bevacuat\w*"
+    r"|\bfirst aid\b|\b(?:severe|extreme|dangerous) weather\b|\bstorms?\b|\blightning\b"
+    r"|\bfloods?\b|\bflooding\b|\bhurricanes?\b",
+}
+EXCEPTION_PATTERNS: tuple[str, ...] = (
+    r"\bmake (?:an? |one )?(?:one[- ]time |small |special )?exceptions?\b",
+    r"\ban? (?:one[- ]time |small |special )?exception\b",
+    r"\bwaiv(?:e|ed|ing) (?:the|my|our|this|that|a|any|your)\b[^.?!\n]{0,25}"
+    r"\b(?:fees?|penalty|charges?|deposit|cost|supplement|requirement|rules?|policy)\b",
+    r"\bspecial (?:case|circumstances?|consideration)\b|\bextenuating\b",
+    r"\b(?:could|can|would|will) you (?:please )?(?:bend|relax|overlook)\b|\bbend the rules?\b",
+    r"\bdespite (?:the|your) (?:policy|rules?|terms)\b",
+    r"\beven though\b[^.?!\n]{0,80}\b(?:policy|rules?|terms|non-refundable|deadline)\b",
+    r"\b(?:know|understand|realise|realize|appreciate)\b[^.?!\n]{0,60}"
+    r"\b(?:policy|rules?|non-refundable|deadline)\b",
+    r"\blet (?:me|us) off\b|\bcompassion\w*|\bgoodwill\b|\bas a courtesy\b|\bjust this once\b",
+    r"\b(?:medical|special) (?:waiver|exemption|exception)\b|\bexempt\w*",
+    r"\boutside (?:the|your) (?:policy|rules|terms)\b",
+)
+# Exception phrasings that count only together with a policy intent ("is there any way ...").
+WEAK_EXCEPTION_PATTERNS: tuple[str, ...] = (
+    r"\bis there (?:any|some) way\b",
+    r"\bwould you (?:be willing to |please )?consider\b",
+    r"\b(?:any|some) flexibility\b|\bbe flexible\b|\bany chance\b",
+)
+DOMAIN_PHRASES: tuple[str, ...] = (
+    "medical clearance", "medical certificate", "medical form", "medical questionnaire",
+    "doctor's note", "travel insurance", "full refund", "partial refund", "cancellation fee",
+    "cancellation policy", "refund policy", "change fee", "transfer fee", "final payment",
+    "balance due", "minimum age", "age limit", "life jacket", "fitness level",
+    "dietary requirements", "single supplement", "meeting point", "release form", "waiver form",
+    "altitude sickness", "force majeure", "credit note", "booking reference", "booking number",
+)  # fmt: skip
+SOURCE_WORDS = frozenset(
+    {"brochure", "website", "faq", "flyer", "leaflet", "catalogue", "catalog", "advert",
+     "advertisement", "newsletter", "instagram", "facebook", "tripadvisor"}
+)  # fmt: skip
+# Words dropped from queries on top of the analyzer's stopwords (000: "please", "thanks"...).
+QUERY_FILLER = _words(
+    """hi hello hey hiya dear greetings team everyone folks guys cheers regards thx ty pls
+    get got getting still need needs needed want wanted wants would could might may must shall
+    like know let tell ask asking asked wondering wonder curious question questions quick just
+    also really actually maybe possible possibly anyone someone something anything thing things
+    kind sort bit lot ok okay yes yeah yep sure great awesome cool nice lol hope hoping well
+    help advise appreciate appreciated say says said"""
+)
+# Words that do not count as content for the quality gate (but stay in the direct query).
+GATE_IGNORE = QUERY_FILLER | _words(
+    "test testing tested message messages email mail hmm um morning afternoon evening"
+)
+TRIP_NOUNS = _words(
+    """trip trips tour tours trek treks departure departures expedition expeditions hike hikes
+    climb excursion excursions journey cruise safari adventure itinerary retreat holiday
+    vacation"""
+)
+GENERIC_TRIP_NOUNS = frozenset({"trip", "trips", "itinerary", "holiday", "vacation"})
+DESCRIPTOR_IGNORE = _words(
+    """next last first upcoming whole entire same other previous recent planned booked
+    cancelled canceled group family private day days great amazing wonderful"""
+)
+_CONNECTORS = frozenset({"de", "del", "la", "le", "du", "des", "da", "di", "van", "von"})
+_WEEKDAYS = _words("monday tuesday wednesday thursday friday saturday sunday")
+_NOT_NAMES = frozenset({*MONTH_ABBREVIATIONS, "may"}) | _WEEKDAYS | GATE_IGNORE
+_UNIT_RE = re.compile(
+    r"^\d+(?:st|nd|rd|th|km|k|m|mi|kg|g|lbs?|h|hrs?|am|pm|x|yo|yrs?|ft|l|ml|cm|mm|pax|d|s)$"
+)
+_TOKEN_RE = re.compile(
+    r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(?P<time>\b\d{2}:\d{2}\b)|(?P<hash>#\w+)"
+    r"|(?P<money>[$€£]\d+(?:[.,]\d+)*|\d+(?:[.,]\d+)*[$€£%])"
+    r"|(?P<word>[^\W_]+(?:'[^\W_]+)?(?:[-/][^\W_]+(?:'[^\W_]+)?)*)"
+)
+_QUOTED_RE = re.compile(r"\"([^\"\n]{2,80})\"|(?<!\w)'([^'\n]{2,60})'(?!\w)")
+_SENTENCE_BREAK = re.compile(r"[.?!;:](?:\s|$)|\n")
+_CONTRACTION_SUFFIXES = ("s", "m", "re", "ve", "ll", "d")
+
+
+@dataclass(frozen=True)
+class QueryVariant:
+    kind: str  # "direct" | "policy_expansion" | "trip_specific" | "exact_term"
+    text: str
+    weight: float
+
+    def to_dict(self) -> dict[str, str | float]:
+        return {"kind": self.kind, "text": self.text, "weight": self.weight}
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """Everything retrieval needs to know about the guest's question, derived deterministically."""
+
+    normalized_text: str
+    variants: tuple[QueryVariant, ...]
+    intents: tuple[str, ...]
+    entities: tuple[str, ...]
+    sensitivity: tuple[str, ...]
+    policy_like: bool
+    exception_request: bool
+    quality_ok: bool
+    content_tokens: int
+    quoted_terms: tuple[str, ...]
+    dates: tuple[str, ...] = ()
+    trip_terms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str  # entity | date | email | time | hash | money | word
+    text: str  # case-folded canonical form
+    surface: str
+    start: int
+    end: int
+    sentence: int
+    initial: bool
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(item for item in items if item))
+
+
+def _compile(patterns: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{pattern})" for pattern in patterns))
+
+
+_INTENT_RES = {name: re.compile(pattern) for name, pattern in INTENT_PATTERNS.items()}
+_SENSITIVITY_RES = {name: re.compile(pattern) for name, pattern in SENSITIVITY_PATTERNS.items()}
+_EXCEPTION_RE = _compile(EXCEPTION_PATTERNS)
+_WEAK_EXCEPTION_RE = _compile(WEAK_EXCEPTION_PATTERNS)
+_DOMAIN_PHRASE_RE = _compile(rf"\b{re.escape(phrase)}\b" for phrase in DOMAIN_PHRASES)
+
+
+@lru_cache(maxsize=64)
+def _entity_regex(entities: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One case-insensitive alternation of the known entities, longest first."""
+    if not entities:
+        return None
+    parts = [r"[\s-]+".join(map(re.escape, re.split(r"[\s-]+", name))) for name in entities]
+    return re.compile(r"(?<!\w)(?:" + "|".join(parts) + r")(?!\w)", re.IGNORECASE)
+
+
+def _clean_entities(known: Sequence[str]) -> tuple[str, ...]:
+    names = {" ".join(normalize_text(name).casefold().split()) for name in known}
+    return tuple(sorted((name for name in names if len(name) >= 2), key=lambda n: (-len(n), n)))
+
+
+def _word_parts(word: str) -> list[str]:
+    """Split a word token on "/" and drop contraction suffixes ("guest's" -> "guest")."""
+    parts: list[str] = []
+    for piece in word.split("/"):
+        stem, _, suffix = piece.partition("'")
+        parts.append(stem if suffix in _CONTRACTION_SUFFIXES else piece.replace("'", ""))
+    return [part for part in parts if part]
+
+
+def _tokenize(text: str, entities: tuple[str, ...]) -> list[_Token]:
+    """Entities and dates first (protected), then e-mails, times, codes and words in the gaps."""
+    spans: list[tuple[int, int, str, str]] = []
+    regex = _entity_regex(entities)
+    if regex is not None:
+        for match in regex.finditer(text):
+            canonical = " ".join(match.group(0).casefold().replace("-", " ").split())
+            spans.append((match.start(), match.end(), "entity", canonical))
+    for date in find_dates(text):
+        if not any(date.start < end and start < date.end for start, end, _, _ in spans):
+            spans.append((date.start, date.end, "date", date.canonical))
+    spans.sort()
+    raw: list[tuple[int, int, str, str]] = []
+    cursor = 0
+    for start, end, kind, canonical in [*spans, (len(text), len(text), "", "")]:
+        for match in _TOKEN_RE.finditer(text, cursor, start):
+            kind_found = match.lastgroup or "word"
+            raw.append((match.start(), match.end(), kind_found, match.group(0).casefold()))
+        if kind:
+            raw.append((start, end, kind, canonical))
+        cursor = end
+    tokens: list[_Token] = []
+    sentence, previous_end = 0, 0
+    for start, end, kind, canonical in raw:
+        initial = not tokens or bool(_SENTENCE_BREAK.search(text, previous_end, start))
+        sentence += int(initial and bool(tokens))
+        tokens.append(_Token(kind, canonical, text[start:end], start, end, sentence, initial))
+        previous_end = end
+    return tokens
+
+
+def _is_content_word(word: str) -> bool:
+    return not is_stopword(word) and word not in QUERY_FILLER
+
+
+def _token_terms(token: _Token) -> list[str]:
+    """Direct-query terms of one token: compounds kept whole, stopwords and filler dropped."""
+    if token.kind != "word" or _is_code(token):
+        return [token.text]
+    parts = _word_parts(token.text)
+    if len(parts) == 1 and "-" in parts[0]:
+        pieces = parts[0].split("-")
+        return [" ".join(pieces)] if any(map(_is_content_word, pieces)) else []
+    return [part for part in parts if _is_content_word(part)]
+
+
+def _is_code(token: _Token) -> bool:
+    if token.kind in {"email", "hash"}:
+        return True
+    if token.kind != "word":
+        return False
+    pieces = re.split(r"[-/]", token.surface)
+    if any(
+        re.search(r"\d", p) and re.search(r"[^\W\d_]", p) and not _UNIT_RE.match(p.casefold())
+        for p in pieces
+    ):
+        return True
+    if len(pieces) == 1:
+        return pieces[0].isdigit() and len(pieces[0]) >= 5
+    has_long_number = any(p.isdigit() and len(p) >= 3 for p in pieces)
+    return has_long_number and any(p.isalpha() and p.isupper() and len(p) >= 2 for p in pieces)
+
+
+def _is_name(token: _Token) -> bool:
+    return (
+        token.kind == "word"
+        and token.surface[:1].isupper()
+        and token.surface.replace("-", "").replace("'", "").isalpha()
+        and len(token.surface) >= 2
+        and _is_content_word(token.text)
+        and token.text not in _NOT_NAMES
+        and (not token.initial or (token.surface.isupper() and len(token.surface) <= 6))
+    )
+
+
+def _proper_names(tokens: list[_Token], shouting: bool) -> list[tuple[int, str]]:
+    """Capitalised non-initial words (merged with neighbours) and short acronyms like "PFD"."""
+    if shouting:
+        return []
+    names: list[tuple[int, str]] = []
+    current: list[str] = []
+    pending: list[str] = []
+    start_index = 0
+    for index, token in enumerate(tokens):
+        if _is_name(token):
+            if not current:
+                start_index = index
+            current.extend([*pending, token.text])
+            pending = []
+        elif current and token.text in _CONNECTORS and not pending:
+            pending = [token.text]
+        else:
+            if current:
+                names.append((start_index, " ".join(current)))
+            current, pending = [], []
+    if current:
+        names.append((start_index, " ".join(current)))
+    return names
+
+
+def _trip_references(tokens: list[_Token]) -> tuple[list[str], list[str]]:
+    """Descriptors before a trip noun ("this altitude trip" -> "altitude") and the nouns."""
+    descriptors: list[str] = []
+    nouns: list[str] = []
+    for index, token in enumerate(tokens):
+        if token.kind != "word" or token.text not in TRIP_NOUNS:
+            continue
+        found: list[str] = []
+        for previous in reversed(tokens[max(0, index - 3) : index]):
+            if previous.sentence != token.sentence or previous.kind not in {"word", "entity"}:
+                break
+            terms = _token_terms(previous)
+            if not terms or previous.text in DESCRIPTOR_IGNORE or previous.text in TRIP_NOUNS:
+                break
+            found.insert(0, " ".join(terms))
+        has_date = any(
+            t.kind == "date" and t.sentence == token.sentence
+            for t in tokens[max(0, index - 4) : index]
+        )
+        if found:
+            descriptors.append(" ".join(found))
+        if (found or has_date) and token.text not in GENERIC_TRIP_NOUNS:
+            nouns.append(token.text)
+    return _dedupe(descriptors), _dedupe(nouns)
+
+
+def _direct_terms(tokens: list[_Token], text: str) -> list[str]:
+    """Content terms, sentences that ask a question first, at most MAX_DIRECT_TERMS."""
+    questions: set[int] = set()
+    for index, token in enumerate(tokens):
+        following = tokens[index + 1].start if index + 1 < len(tokens) else len(text)
+        if "?" in text[token.end : following]:
+            questions.add(token.sentence)
+    ordered = sorted(tokens, key=lambda token: (token.sentence not in questions, token.start))
+    return _dedupe(term for token in ordered for term in _token_terms(token))[:MAX_DIRECT_TERMS]
+
+
+def _quote(item: str) -> str:
+    return f'"{item}"' if (" " in item or "-" in item) else item
+
+
+def _exact_items(
+    tokens: list[_Token], text: str, quoted: list[tuple[int, str]], names: list[tuple[int, str]]
+) -> tuple[list[str], bool]:
+    """Exact lexical items in order of appearance, and whether any of them triggers the variant."""
+    items: list[tuple[int, str]] = list(quoted)
+    items += [(tokens[index].start, name) for index, name in names]
+    for index, token in enumerate(tokens):
+        if token.kind in {"entity", "date"} or _is_code(token):
+            items.append((token.start, token.text))
+        elif token.kind == "word" and "-" in token.text and _token_terms(token):
+            item = token.text
+            after = tokens[index + 1] if index + 1 < len(tokens) else None
+            gap = text[token.end : after.start] if after else ""
+            if after and after.kind == "word" and gap.isspace() and after.text.isalpha():
+                item = f"{item} {after.text}" if _is_content_word(after.text) else item
+            items.append((token.start, item))
+    lowered = text.casefold()
+    items += [(match.start(), match.group(0)) for match in _DOMAIN_PHRASE_RE.finditer(lowered)]
+    triggered = bool(items)
+    ordered = _dedupe(item for _, item in sorted(items))[:MAX_EXACT_ITEMS]
+    sources = _dedupe(t.text for t in tokens if t.kind == "word" and t.text in SOURCE_WORDS)
+    return [_quote(item) for item in ordered] + sources, triggered
+
+
+def _fallback_exact(tokens: list[_Token], text: str) -> str:
+    """Adjacent content words as quoted phrases (used when only the direct variant exists)."""
+    runs: list[list[str]] = [[]]
+    previous_end = -1
+    for token in tokens:
+        terms = _token_terms(token)
+        adjacent = previous_end >= 0 and text[previous_end : token.start].isspace()
+        if not terms or not adjacent:
+            runs.append([])
+        runs[-1].extend(terms)
+        previous_end = token.end if terms else -1
+    return " ".join(_quote(" ".join(run)) for run in runs if run)
+
+
+def _intents(prepared: str) -> tuple[str, ...]:
+    return tuple(name for name in INTENTS if _INTENT_RES[name].search(prepared))
+
+
+def detect_exception_request(prepared: str, intents: Iterable[str]) -> bool:
+    """The guest asks to bend a rule: strong phrasings, or weak ones next to a policy intent."""
+    if _EXCEPTION_RE.search(prepared):
+        return True
+    return bool(POLICY_INTENTS.intersection(intents)) and bool(_WEAK_EXCEPTION_RE.search(prepared))
+
+
+def derive_sensitivity(prepared: str, intents: Iterable[str], exception: bool) -> tuple[str, ...]:
+    """Sensitivity flags from intents and keywords (used when the caller passes none)."""
+    found = set(intents)
+    flags: set[str] = set()
+    if found & {"refund", "cancel", "cancellation", "deposit"}:
+        flags.add("refund")
+    if "medical" in found:
+        flags.add("medical")
+    if "safety" in found or _SENSITIVITY_RES["safety"].search(prepared):
+        flags.add("safety")
+    if "liability" in found or "waiver" in found or _SENSITIVITY_RES["legal"].search(prepared):
+        flags.add("legal")
+    if exception:
+        flags.add("exceptions")
+    return tuple(sorted(flags))
+
+
+def validate_sensitivity(sensitivity: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(sensitivity, str):
+        raise ValueError("sensitivity must be a sequence of names, not a string")
+    for name in sensitivity:
+        if name not in SENSITIVITY_NAMES:
+            raise ValueError(f"unknown sensitivity {name!r}; expected one of {SENSITIVITY_NAMES}")
+    return tuple(sorted(set(sensitivity)))
+
+
+def _trip_context_terms(trip_context: Mapping[str, object] | None) -> list[str]:
+    if not trip_context:
+        return []
+    terms: list[str] = []
+    product = trip_context.get("product_name")
+    if product:
+        terms.append(" ".join(normalize_text(str(product)).casefold().split()))
+    elif trip_context.get("trip_id"):
+        trip_id = canonicalize_dates(normalize_text(str(trip_context["trip_id"])).casefold())
+        terms.append(" ".join(re.split(r"[\s_-]+", trip_id)).strip())
+    if trip_context.get("trip_date"):
+        terms.append(
+            " ".join(canonicalize_dates(str(trip_context["trip_date"])).casefold().split())
+        )
+    return terms
+
+
+def _expansion(intents: Sequence[str], exception: bool) -> str:
+    phrases = [text for name, text in POLICY_EXPANSIONS.items() if name in intents]
+    if exception:
+        phrases.append(EXCEPTION_EXPANSION)
+    return " ".join(_dedupe(" ".join(phrases).split())[:MAX_EXPANSION_WORDS])
+
+
+def _content_count(terms: Sequence[str]) -> int:
+    return sum(1 for term in terms if term not in GATE_IGNORE)
+
+
+def _analyse_text(text: str, entities: tuple[str, ...]) -> tuple[str, list[_Token]]:
+    prepared_case = canonicalize_times(expand_contractions(normalize_text(text)))
+    return prepared_case, _tokenize(prepared_case, entities)
+
+
+def _variant(kind: str, text: str) -> QueryVariant:
+    return QueryVariant(kind, " ".join(text.split()), VARIANT_WEIGHTS[kind])
+
+
+def build_query_plan(
+    email: str | Mapping[str, object],
+    *,
+    sensitivity: Sequence[str] | None = None,
+    trip_context: Mapping[str, object] | None = None,
+    known_entities: Sequence[str] = (),
+    min_content_tokens: int = 3,
+) -> QueryPlan:
+    """Query variants, intents, entities, sensitivity and the quality gate for one e-mail."""
+    caller_sensitivity = None if sensitivity is None else validate_sensitivity(sensitivity)
+    guest = extract_guest_text(email)
+    entities_known = _clean_entities(known_entities)
+    text, tokens = _analyse_text(guest.latest, entities_known)
+    if _content_count(_direct_terms(tokens, text)) < min_content_tokens and guest.context:
+        text, tokens = _analyse_text(f"{guest.latest}\n{guest.context}", entities_known)
+    prepared = prepare(text)
+    full_prepared = prepare(guest.full)
+    intents = _intents(prepared)
+    exception = detect_exception_request(full_prepared, _intents(full_prepared))
+    policy_like = exception or bool(POLICY_INTENTS.intersection(intents))
+    if caller_sensitivity is None:
+        caller_sensitivity = derive_sensitivity(full_prepared, _intents(full_prepared), exception)
+
+    letters = [char for char in text if char.isalpha()]
+    shouting = len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.6 * len(letters)
+    names = _proper_names(tokens, shouting)
+    dates = _dedupe(t.text for t in tokens if t.kind == "date")
+    years = _dedupe(d.year for d in find_dates(text) if d.year)
+    matched = _dedupe(t.text for t in tokens if t.kind == "entity")
+    entities = _dedupe(
+        item
+        for _, item in sorted(
+            [(t.start, t.text) for t in tokens if t.kind in {"entity", "date"}]
+            + [
+                (tokens[index].start, name)
+                for index, name in names
+                if not tokens[index].surface.isupper()
+            ]
+        )
+    )
+    descriptors, nouns = _trip_references(tokens)
+    trip_terms = [d for d in descriptors if d not in dates and d not in matched]
+    quoted = [
+        (match.start(), " ".join((match.group(1) or match.group(2)).casefold().split()))
+        for match in _QUOTED_RE.finditer(text)
+    ]
+    direct_terms = _direct_terms(tokens, text)
+    content_tokens = _content_count(direct_terms)
+    domain_like = bool(intents or matched or dates or any(_is_code(t) for t in tokens))
+    quality_ok = content_tokens >= min_content_tokens or domain_like
+
+    direct_text = " ".join(direct_terms) or " ".join(re.findall(r"[^\W_]+", prepared))
+    variants = [QueryVariant("direct", direct_text, VARIANT_WEIGHTS["direct"])]
+    if quality_ok:
+        if policy_like:
+            variants.append(_variant("policy_expansion", _expansion(intents, exception)))
+        context_terms = _trip_context_terms(trip_context)
+        if matched or trip_terms or dates or context_terms:
+            vocab = [TRIP_EXPANSIONS[name] for name in intents if name in TRIP_EXPANSIONS]
+            core = [*matched, *trip_terms, *dates, *years, *nouns, *context_terms, "itinerary"]
+            present = set(" ".join(core).split())
+            extra = [t for t in vocab or direct_terms[:5] if not set(t.split()) <= present]
+            variants.append(_variant("trip_specific", " ".join(_dedupe([*core, *extra]))))
+        exact, triggered = _exact_items(tokens, text, quoted, names)
+        if triggered:
+            variants.append(_variant("exact_term", " ".join(exact)))
+        elif len(variants) < 2:
+            variants.append(_variant("exact_term", _fallback_exact(tokens, text) or direct_text))
+
+    return QueryPlan(
+        normalized_text=" ".join(prepared.split()),
+        variants=tuple(variants),
+        intents=intents,
+        entities=tuple(entities),
+        sensitivity=caller_sensitivity,
+        policy_like=policy_like,
+        exception_request=exception,
+        quality_ok=quality_ok,
+        content_tokens=content_tokens,
+        quoted_terms=tuple(_dedupe(term for _, term in quoted)),
+        dates=tuple(dates),
+        trip_terms=tuple(trip_terms),
+    )

@@ -1,0 +1,205 @@
+"""Hybrid candidates: per-variant vector and BM25 legs, quota-then-merge (004), capped union."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from kb_retrieval.models import Category
+from kb_retrieval.query import QueryPlan
+from kb_retrieval.retrieval import sql
+from kb_retrieval.retrieval.config import RetrievalConfig
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    doc_version_id: str
+    doc_id: str
+    title: str
+    category: Category
+    priority: int
+    effective_date: date | None
+    last_reviewed_at: date | None
+    supersedes_doc_version_id: str | None
+    superseded: bool
+
+
+@dataclass
+class Candidate:
+    """One chunk in the candidate set, with every signal ranking needs."""
+
+    chunk_pk: int
+    version: VersionInfo
+    chunk_id: str
+    chunk_index: int
+    section_title: str | None
+    page_start: int | None
+    page_end: int | None
+    source_locator: str
+    token_count: int
+    text: str
+    policy_likeness_hint: str
+    term_count: int
+    term_freqs: dict[str, int]
+    sims: list[float] = field(default_factory=list)
+    seen_in_queries: set[str] = field(default_factory=set)
+    lexical_top1: bool = False
+    vector: float = 0.0
+    coverage: float = 0.0
+    bm25: float = 0.0
+    confidence: float = 0.0
+    rank_score: float = 0.0
+    stale: bool = False
+    trip_match: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.version.doc_version_id, self.chunk_id)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one retrieval may see: tenant, pipeline versions, eligible document versions."""
+
+    tenant_id: str
+    parser_version: str
+    chunker_version: str
+    embedding_model_id: str
+    versions: dict[str, VersionInfo]
+    all_windows: bool = True
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id,
+            "parser_version": self.parser_version,
+            "chunker_version": self.chunker_version,
+            "embedding_model_id": self.embedding_model_id,
+            "versions": sorted(self.versions),
+            "all_windows": self.all_windows,
+        }
+
+
+def load_versions(conn: Any, params: dict[str, Any], *, audit: bool) -> dict[str, VersionInfo]:
+    """Eligible versions; superseded ones only in audit mode (and then marked)."""
+    out = {}
+    for row in conn.execute(sql.ELIGIBLE_VERSIONS, params):
+        info = VersionInfo(
+            row[0], row[1], row[2], Category(row[3]), row[4], row[5], row[6], row[7], row[8]
+        )
+        if audit or not info.superseded:
+            out[info.doc_version_id] = info
+    return out
+
+
+def vector_leg(
+    conn: Any, scope: Scope, vectors: np.ndarray, config: RetrievalConfig
+) -> list[tuple[int, int, float]]:
+    """(variant index from 1, chunk_pk, cosine) of the top K_v chunks per variant."""
+    params = {**scope.params(), "vectors": list(vectors), "k": config.k_vector}
+    size = conn.execute(sql.COUNT_TENANT_VECTORS, params).fetchone()[0]
+    if size <= config.exact_scan_max_vectors:
+        return conn.execute(sql.VECTOR_EXACT, params).fetchall()
+    conn.execute(sql.SET_HNSW, (str(config.hnsw_ef_search),))
+    params["k_windows"] = config.k_vector * config.hnsw_window_overfetch
+    return conn.execute(sql.VECTOR_HNSW, params).fetchall()
+
+
+def lexical_leg(
+    conn: Any, scope: Scope, variant_terms: Sequence[Sequence[str]], config: RetrievalConfig
+) -> list[tuple[int, int, float]]:
+    """(variant index from 1, chunk_pk, BM25) of the top K_l chunks per variant."""
+    vidx, terms = [], []
+    for index, words in enumerate(variant_terms, start=1):
+        for term in sorted(set(words)):
+            vidx.append(index)
+            terms.append(term)
+    if not terms:
+        return []
+    params = {
+        **scope.params(),
+        "vidx": vidx,
+        "terms": terms,
+        "k": config.k_lexical,
+        "k1": config.bm25_k1,
+        "b": config.bm25_b,
+    }
+    return conn.execute(sql.LEXICAL_BM25, params).fetchall()
+
+
+def merge_quota(
+    plan: QueryPlan,
+    vector_hits: list[tuple[int, int, float]],
+    lexical_hits: list[tuple[int, int, float]],
+    config: RetrievalConfig,
+) -> tuple[list[int], dict[int, set[str]], int | None]:
+    """Quota then merge: the direct variant keeps all its hits, others their quota; capped union.
+
+    Returns the candidate chunk ids in merge order, where each was seen, and the lexical top-1
+    of the direct query (for the keyword top-1 override of 002).
+    """
+    seen: dict[int, set[str]] = {}
+    best: dict[int, float] = {}
+    kinds = [v.kind for v in plan.variants]
+    for leg, hits, quota in (
+        ("vector", vector_hits, config.expansion_quota_vector),
+        ("lexical", lexical_hits, config.expansion_quota_lexical),
+    ):
+        per_variant: dict[int, list[tuple[float, int]]] = {}
+        for vidx, pk, score in hits:
+            per_variant.setdefault(vidx, []).append((score, pk))
+        for vidx, rows in sorted(per_variant.items()):
+            rows.sort(key=lambda r: (-r[0], r[1]))
+            keep = rows if vidx == 1 else rows[:quota]
+            for rank, (_score, pk) in enumerate(keep):
+                seen.setdefault(pk, set()).add(f"{kinds[vidx - 1]}:{leg}")
+                reciprocal = 1.0 / (60 + rank) * plan.variants[vidx - 1].weight
+                best[pk] = best.get(pk, 0.0) + reciprocal
+    ordered = sorted(best, key=lambda pk: (-best[pk], pk))[: config.candidate_cap]
+    direct_lexical = sorted((r for r in lexical_hits if r[0] == 1), key=lambda r: (-r[2], r[1]))
+    top1 = direct_lexical[0][1] if direct_lexical else None
+    if top1 is not None and top1 not in ordered:
+        ordered = [*ordered[:config.candidate_cap - 1], top1]
+    return ordered, {pk: seen[pk] for pk in ordered}, top1
+
+
+def fetch_candidates(
+    conn: Any, scope: Scope, ids: list[int], vectors: np.ndarray
+) -> dict[int, Candidate]:
+    params = {**scope.params(), "ids": ids, "vectors": list(vectors)}
+    out = {}
+    for row in conn.execute(sql.CANDIDATE_DETAILS, params):
+        version = scope.versions.get(row[1])
+        if version is None:
+            continue
+        out[row[0]] = Candidate(
+            chunk_pk=row[0],
+            version=version,
+            chunk_id=row[2],
+            chunk_index=row[3],
+            section_title=row[4],
+            page_start=row[5],
+            page_end=row[6],
+            source_locator=row[7],
+            token_count=row[8],
+            text=row[9],
+            policy_likeness_hint=row[10],
+            term_count=row[11],
+            term_freqs=row[12],
+            sims=[float(s) for s in (row[13] or [])],
+        )
+    return out
+
+
+def term_idf(conn: Any, scope: Scope, terms: Sequence[str]) -> tuple[dict[str, float], float]:
+    """BM25 idf of each query term over the eligible chunks, and their mean length."""
+    params = {**scope.params(), "terms": sorted(set(terms))}
+    n, avgdl = conn.execute(sql.COUNT_SCOPE, params).fetchone()
+    idf = {}
+    for term, df in conn.execute(sql.TERM_STATS, params):
+        idf[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf, float(avgdl)

@@ -1,0 +1,95 @@
+"""Every knob of retrieval (000 and 002) with its documented default; hashed into `config_version`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import cached_property
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CONFIG_SCHEMA = "retrieval-v1"
+ENV_PREFIX = "KB_RETRIEVAL_"
+
+
+class ConfidenceModel(BaseModel):
+    """Logistic calibration of confidence from absolute signals (see docs/retrieval.md).
+
+    confidence = sigmoid(bias + w_vector * best_cosine + w_coverage * query_term_coverage
+                         + w_bm25 * bm25 / (bm25 + bm25_half))
+    Fitted on the tune split of the golden set by `python -m kb_eval.fit_confidence`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    bias: float = -3.6
+    w_vector: float = 8.0
+    w_coverage: float = 3.0
+    w_bm25: float = 1.0
+    bm25_half: float = 8.0
+
+
+class RetrievalConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    k_vector: int = Field(24, description="K_v: vector candidates per query variant")
+    k_lexical: int = Field(16, description="K_l: lexical (BM25) candidates per query variant")
+    candidate_cap: int = Field(40, description="candidates kept after the union")
+    expansion_quota_vector: int = Field(
+        8, description="vector candidates kept from each non-direct variant"
+    )
+    expansion_quota_lexical: int = Field(
+        6, description="lexical candidates kept from each non-direct variant"
+    )
+    pack_min: int = 4
+    pack_max: int = 10
+    low_confidence_threshold: float = 0.72
+    unknown_threshold: float = 0.65
+    score_floor: float = Field(0.45, description="002 item 2: combined (confidence) floor")
+    vector_floor: float = Field(0.15, description="002 item 2: cosine floor unless keyword top-1")
+    keyword_top1_override: bool = True
+    keyword_top1_min_coverage: float = Field(0.5, description="002: k_norm >= 0.5 for the override")
+    stale_after_days: int = 180
+    stale_penalty: float = 0.05
+    priority_weight: float = 0.01
+    priority_cap: int = 5
+    review_recency_weight: float = 0.02
+    effective_recency_weight: float = 0.01
+    near_duplicate_jaccard: float = 0.6
+    near_duplicate_penalty: float = 0.1
+    mmr_lambda: float = 0.75
+    max_per_document: int = 2
+    per_document_drop: float = 0.15
+    trip_match_boost: float = 0.08
+    ambiguity_margin: float = 0.08
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.4
+    exact_scan_max_vectors: int = Field(
+        30_000, description="a tenant with at most this many window vectors is searched exactly"
+    )
+    hnsw_ef_search: int = 200
+    hnsw_window_overfetch: int = 4
+    rerank_enabled: bool = False
+    rerank_model_path: str = ""
+    rerank_window: int = 20
+    rerank_trigger_max: float = 0.60
+    cache_ttl_seconds: float = 120.0
+    audit_store_email: bool = False
+    min_content_tokens: int = 3
+    confidence: ConfidenceModel = ConfidenceModel()
+
+    @cached_property
+    def config_version(self) -> str:
+        payload = json.dumps(self.model_dump(), sort_keys=True)
+        return f"{CONFIG_SCHEMA}+{hashlib.sha256(payload.encode()).hexdigest()[:12]}"
+
+    @classmethod
+    def from_env(cls) -> RetrievalConfig:
+        """Defaults overridden by KB_RETRIEVAL_<FIELD> variables (e.g. KB_RETRIEVAL_K_VECTOR=32)."""
+        overrides = {}
+        for name in cls.model_fields:
+            raw = os.environ.get(ENV_PREFIX + name.upper())
+            if raw is not None and name != "confidence":
+                overrides[name] = raw
+        return cls(**overrides)

@@ -1,0 +1,291 @@
+"""`Retriever.retrieve`: guest email in, evidence pack and verdict out (one call for every user)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from kb_retrieval.analyzer import analyze, canonicalize_dates
+from kb_retrieval.db.connection import Database
+from kb_retrieval.embedding import Embedder
+from kb_retrieval.ingestion.pipeline import PipelineVersions
+from kb_retrieval.models import Category
+from kb_retrieval.query import QueryPlan, build_query_plan
+from kb_retrieval.retrieval import candidates as legs
+from kb_retrieval.retrieval.cache import TTLCache
+from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.pack import build_pack
+from kb_retrieval.retrieval.rerank import Reranker, maybe_rerank
+from kb_retrieval.retrieval.scoring import (
+    confidence,
+    is_stale,
+    lexical_features,
+    rank_score,
+    vector_feature,
+)
+from kb_retrieval.retrieval.selection import select_pack
+from kb_retrieval.retrieval.verdict import decide
+
+INDEX_GENERATION = "SELECT count(*), max(updated_at)::text FROM doc_builds WHERE tenant_id = %s"
+INSERT_AUDIT = """
+INSERT INTO retrieval_audit (tenant_id, config_version, as_of, query_hash, email_text, outcome,
+    reason_codes, flags, vector_max, keyword_max, confidence_top, candidate_count, pack_size,
+    floors, used_rerank, cache_hit, timings_ms)
+VALUES (%(tenant_id)s, %(config_version)s, %(as_of)s, %(query_hash)s, %(email_text)s, %(outcome)s,
+    %(reason_codes)s, %(flags)s, %(vector_max)s, %(keyword_max)s, %(confidence_top)s,
+    %(candidate_count)s, %(pack_size)s, %(floors)s, %(used_rerank)s, %(cache_hit)s, %(timings_ms)s)
+"""
+
+
+@dataclass
+class RetrievalResult:
+    pack: dict[str, Any]
+    candidates: list[legs.Candidate] = field(default_factory=list)
+    plan: QueryPlan | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    cache_hit: bool = False
+    floors: dict[str, int] = field(default_factory=dict)
+    used_rerank: bool = False
+
+
+class Retriever:
+    """Tenant-scoped hybrid retrieval over the index built by the ingestion pipeline."""
+
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        versions: PipelineVersions,
+        config: RetrievalConfig | None = None,
+        reranker: Reranker | None = None,
+        audit: bool = True,
+    ) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.versions = versions
+        self.config = config or RetrievalConfig()
+        self.reranker = reranker
+        self.audit = audit
+        self.cache: TTLCache[RetrievalResult] = TTLCache(self.config.cache_ttl_seconds)
+
+    def retrieve(
+        self,
+        tenant_id: str,
+        email: str | dict[str, Any],
+        *,
+        as_of: date,
+        trip_context: dict[str, Any] | None = None,
+        sensitivity: Sequence[str] | None = None,
+        audit_mode: bool = False,
+        all_windows: bool = True,
+    ) -> RetrievalResult:
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        with self.db.tenant(tenant_id) as conn:
+            generation = conn.execute(INDEX_GENERATION, (tenant_id,)).fetchone()
+            titles = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT title FROM doc_versions WHERE tenant_id = %s AND category = %s ORDER BY title",
+                    (tenant_id, Category.TRIP_ITINERARY.value),
+                )
+            ]
+        plan = build_query_plan(
+            email,
+            sensitivity=sensitivity,
+            trip_context=trip_context,
+            known_entities=titles,
+            min_content_tokens=self.config.min_content_tokens,
+        )
+        timings["plan"] = _ms(started)
+        cache_key = json.dumps(
+            [
+                tenant_id,
+                str(generation),
+                plan.normalized_text,
+                [v.text for v in plan.variants],
+                as_of.isoformat(),
+                list(plan.sensitivity),
+                trip_context,
+                audit_mode,
+                all_windows,
+                self.config.config_version,
+            ],
+            sort_keys=True,
+            default=str,
+        )
+        cached = self.cache.get(cache_key)
+        if cached is not None:
+            self._audit(tenant_id, email, as_of, cached, True)
+            return RetrievalResult(
+                cached.pack,
+                cached.candidates,
+                plan,
+                {"total": _ms(started)},
+                True,
+                cached.floors,
+                cached.used_rerank,
+            )
+        if not plan.quality_ok:
+            result = self._finish(
+                tenant_id, plan, [], [], as_of, audit_mode, trip_context, timings, started
+            )
+        else:
+            result = self._search(
+                tenant_id, plan, as_of, trip_context, audit_mode, all_windows, timings, started
+            )
+        self.cache.put(cache_key, result)
+        self._audit(tenant_id, email, as_of, result, False)
+        return result
+
+    def _search(
+        self,
+        tenant_id: str,
+        plan: QueryPlan,
+        as_of: date,
+        trip_context: dict[str, Any] | None,
+        audit_mode: bool,
+        all_windows: bool,
+        timings: dict[str, float],
+        started: float,
+    ) -> RetrievalResult:
+        t0 = time.perf_counter()
+        vectors = self.embedder.embed([v.text for v in plan.variants])
+        timings["embed"] = _ms(t0)
+        t0 = time.perf_counter()
+        variant_terms = [analyze(v.text) for v in plan.variants]
+        base = {
+            "tenant_id": tenant_id,
+            "parser_version": self.versions.parser_version,
+            "chunker_version": self.versions.chunker_version,
+            "embedding_model_id": self.versions.embedding_model_id,
+            "as_of": as_of,
+        }
+        with self.db.tenant(tenant_id) as conn:
+            versions = legs.load_versions(conn, base, audit=audit_mode)
+            scope = legs.Scope(
+                tenant_id,
+                self.versions.parser_version,
+                self.versions.chunker_version,
+                self.versions.embedding_model_id,
+                versions,
+                all_windows,
+            )
+            if not versions:
+                found: dict[int, legs.Candidate] = {}
+                order, seen, top1 = [], {}, None
+            else:
+                vector_hits = legs.vector_leg(conn, scope, vectors, self.config)
+                lexical_hits = legs.lexical_leg(conn, scope, variant_terms, self.config)
+                order, seen, top1 = legs.merge_quota(plan, vector_hits, lexical_hits, self.config)
+                found = legs.fetch_candidates(conn, scope, order, vectors) if order else {}
+                idf, avgdl = legs.term_idf(conn, scope, variant_terms[0]) if found else ({}, 1.0)
+        timings["database"] = _ms(t0)
+        t0 = time.perf_counter()
+        dates = set(plan.dates)
+        if trip_context and trip_context.get("trip_date"):
+            dates |= set(analyze_dates(str(trip_context["trip_date"])))
+        pool = []
+        for pk in order:
+            cand = found.get(pk)
+            if cand is None:
+                continue
+            cand.seen_in_queries = seen.get(pk, set())
+            cand.lexical_top1 = pk == top1
+            cand.vector = vector_feature(cand.sims)
+            cand.coverage, cand.bm25 = lexical_features(
+                cand, variant_terms[0], idf, avgdl, self.config
+            )
+            cand.confidence = confidence(
+                cand.vector, cand.coverage, cand.bm25, self.config.confidence
+            )
+            cand.stale = is_stale(cand.version.last_reviewed_at, as_of, self.config)
+            cand.trip_match = bool(dates) and _mentions_date(cand, dates)
+            cand.rank_score = rank_score(cand, as_of, self.config)
+            pool.append(cand)
+        pool, used_rerank = maybe_rerank(self.reranker, plan, pool, self.config)
+        pool.sort(key=lambda c: (-c.rank_score, c.key))
+        timings["ranking"] = _ms(t0)
+        result = self._finish(
+            tenant_id, plan, pool, pool, as_of, audit_mode, trip_context, timings, started
+        )
+        result.used_rerank = used_rerank
+        return result
+
+    def _finish(
+        self,
+        tenant_id: str,
+        plan: QueryPlan,
+        pool: list[legs.Candidate],
+        candidates: list[legs.Candidate],
+        as_of: date,
+        audit_mode: bool,
+        trip_context: dict[str, Any] | None,
+        timings: dict[str, float],
+        started: float,
+    ) -> RetrievalResult:
+        evidence, floors = select_pack(pool, self.config, tiered=plan.policy_like)
+        verdict = decide(plan, evidence, self.config, has_trip_context=bool(trip_context))
+        pack = build_pack(
+            tenant_id,
+            plan,
+            verdict,
+            evidence,
+            candidates,
+            config_version=self.config.config_version,
+            as_of=as_of.isoformat(),
+            audit_mode=audit_mode,
+        )
+        timings["total"] = _ms(started)
+        return RetrievalResult(pack, candidates, plan, timings, floors=floors)
+
+    def _audit(
+        self, tenant_id: str, email: Any, as_of: date, result: RetrievalResult, cache_hit: bool
+    ) -> None:
+        if not self.audit:
+            return
+        pack = result.pack
+        text = email if isinstance(email, str) else json.dumps(email, sort_keys=True)
+        row = {
+            "tenant_id": tenant_id,
+            "config_version": pack["config_version"],
+            "as_of": as_of,
+            "query_hash": hashlib.sha256(text.encode()).hexdigest(),
+            "email_text": text if self.config.audit_store_email else None,
+            "outcome": pack["outcome"],
+            "reason_codes": pack["reason_codes"],
+            "flags": Jsonb(pack["flags"]),
+            "vector_max": max((c.vector for c in result.candidates), default=None),
+            "keyword_max": max((c.bm25 for c in result.candidates), default=None),
+            "confidence_top": max((c.confidence for c in result.candidates), default=None),
+            "candidate_count": len(result.candidates),
+            "pack_size": len(pack["evidence"]),
+            "floors": Jsonb(result.floors),
+            "used_rerank": result.used_rerank,
+            "cache_hit": cache_hit,
+            "timings_ms": Jsonb(result.timings_ms),
+        }
+        with self.db.tenant(tenant_id) as conn:
+            conn.execute(INSERT_AUDIT, row)
+
+
+def analyze_dates(text: str) -> list[str]:
+    from kb_retrieval.analyzer import find_dates
+
+    return list(find_dates(text))
+
+
+def _mentions_date(candidate: legs.Candidate, dates: set[str]) -> bool:
+    haystack = canonicalize_dates(f"{candidate.version.title}\n{candidate.text}".casefold())
+    return any(d in haystack for d in dates)
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)

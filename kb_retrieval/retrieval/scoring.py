@@ -1,0 +1,89 @@
+"""Absolute relevance features, calibrated confidence, and the within-tier ranking score."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import date
+
+from kb_retrieval.retrieval.candidates import Candidate
+from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
+
+EXPANSION_DISCOUNT = 0.9
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def vector_feature(sims: Sequence[float]) -> float:
+    """Best-window cosine for the direct query, or a slightly discounted expansion match."""
+    if not sims:
+        return 0.0
+    others = max(sims[1:], default=0.0) * EXPANSION_DISCOUNT
+    return max(sims[0], others)
+
+
+def lexical_features(
+    candidate: Candidate,
+    terms: Sequence[str],
+    idf: dict[str, float],
+    avgdl: float,
+    config: RetrievalConfig,
+) -> tuple[float, float]:
+    """(share of the query's idf mass the chunk contains, BM25 of the direct query)."""
+    unique = sorted(set(terms))
+    total = sum(idf.get(t, 0.0) for t in unique)
+    if not unique or total <= 0:
+        return 0.0, 0.0
+    matched, bm25 = 0.0, 0.0
+    k1, b = config.bm25_k1, config.bm25_b
+    for term in unique:
+        tf = candidate.term_freqs.get(term, 0)
+        if tf:
+            weight = idf.get(term, 0.0)
+            matched += weight
+            bm25 += (
+                weight
+                * tf
+                * (k1 + 1)
+                / (tf + k1 * (1 - b + b * candidate.term_count / max(avgdl, 1.0)))
+            )
+    return matched / total, bm25
+
+
+def confidence(vector: float, coverage: float, bm25: float, model: ConfidenceModel) -> float:
+    """Calibrated probability that the chunk is relevant evidence: same meaning for every query."""
+    saturated = bm25 / (bm25 + model.bm25_half) if bm25 > 0 else 0.0
+    z = (
+        model.bias
+        + model.w_vector * vector
+        + model.w_coverage * coverage
+        + model.w_bm25 * saturated
+    )
+    return sigmoid(z)
+
+
+def is_stale(last_reviewed_at: date | None, as_of: date, config: RetrievalConfig) -> bool:
+    """Never reviewed, or last reviewed more than `stale_after_days` before `as_of`."""
+    return last_reviewed_at is None or (as_of - last_reviewed_at).days > config.stale_after_days
+
+
+def rank_score(candidate: Candidate, as_of: date, config: RetrievalConfig) -> float:
+    """Confidence plus the soft signals of 000 section 4.2 (ordering only, never the tier)."""
+    version = candidate.version
+    score = candidate.confidence
+    score += config.priority_weight * max(
+        -config.priority_cap, min(config.priority_cap, version.priority)
+    )
+    if version.last_reviewed_at is not None:
+        age = max(0, (as_of - version.last_reviewed_at).days)
+        score += config.review_recency_weight * math.exp(-age / config.stale_after_days)
+    if version.effective_date is not None:
+        age = max(0, (as_of - version.effective_date).days)
+        score += config.effective_recency_weight * math.exp(-age / 365)
+    if candidate.stale:
+        score -= config.stale_penalty
+    if candidate.trip_match:
+        score += config.trip_match_boost
+    return score

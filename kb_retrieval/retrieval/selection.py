@@ -1,0 +1,98 @@
+"""Floors, precedence tiers, near-duplicate penalty and MMR-lite: candidates to evidence pack."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from kb_retrieval.retrieval.candidates import Candidate
+from kb_retrieval.retrieval.config import RetrievalConfig
+
+
+def jaccard(a: Candidate, b: Candidate) -> float:
+    terms_a, terms_b = set(a.term_freqs), set(b.term_freqs)
+    if not terms_a or not terms_b:
+        return 0.0
+    return len(terms_a & terms_b) / len(terms_a | terms_b)
+
+
+def passes_floors(candidate: Candidate, config: RetrievalConfig) -> bool:
+    """002 item 2: confidence floor, and a vector floor unless the keyword match is very strong."""
+    if candidate.confidence < config.score_floor:
+        return False
+    return candidate.vector >= config.vector_floor or (
+        candidate.lexical_top1 and candidate.coverage >= 0.9
+    )
+
+
+def keyword_override(candidate: Candidate, config: RetrievalConfig) -> bool:
+    """002: the strongest keyword candidate is kept when its normalised keyword score >= 0.5."""
+    return (
+        config.keyword_top1_override
+        and candidate.lexical_top1
+        and candidate.coverage >= config.keyword_top1_min_coverage
+    )
+
+
+def tier_of(candidate: Candidate, tiered: bool) -> int:
+    return candidate.version.category.tier if tiered else 0
+
+
+def select_pack(
+    candidates: Sequence[Candidate], config: RetrievalConfig, *, tiered: bool
+) -> tuple[list[Candidate], dict[str, int]]:
+    """Choose at most `pack_max` chunks; for policy-like questions tiers are never inverted.
+
+    Greedy MMR inside the best remaining tier: value = lambda * rank_score - (1 - lambda) *
+    max overlap with chosen chunks, minus the near-duplicate penalty; at most
+    `max_per_document` chunks per document unless the alternative is much weaker.
+    """
+    passing = [c for c in candidates if passes_floors(c, config)]
+    override = [c for c in candidates if keyword_override(c, config) and c not in passing]
+    pool = sorted(passing + override[:1], key=lambda c: (-c.rank_score, c.key))
+    chosen: list[Candidate] = []
+    per_doc: Counter[str] = Counter()
+    deferred: list[Candidate] = []
+    while pool and len(chosen) < config.pack_max:
+        best_tier = min(tier_of(c, tiered) for c in pool)
+        best_score = max(c.rank_score for c in pool if tier_of(c, tiered) == best_tier)
+        best_value, best = None, None
+        for cand in pool:
+            if tier_of(cand, tiered) != best_tier:
+                continue
+            overlap = max((jaccard(cand, other) for other in chosen), default=0.0)
+            value = config.mmr_lambda * cand.rank_score - (1 - config.mmr_lambda) * overlap
+            if overlap >= config.near_duplicate_jaccard:
+                value -= config.near_duplicate_penalty
+            if best_value is None or value > best_value + 1e-12:
+                best_value, best = value, cand
+        assert best is not None
+        pool.remove(best)
+        doc = best.version.doc_id
+        if (
+            per_doc[doc] >= config.max_per_document
+            and best.rank_score > best_score - config.per_document_drop
+        ):
+            others = [
+                c for c in pool if c.version.doc_id != doc and tier_of(c, tiered) == best_tier
+            ]
+            if (
+                others
+                and max(c.rank_score for c in others) >= best.rank_score - config.per_document_drop
+            ):
+                deferred.append(best)
+                continue
+        chosen.append(best)
+        per_doc[doc] += 1
+    for cand in deferred:
+        if len(chosen) >= config.pack_max:
+            break
+        chosen.append(cand)
+    if tiered:
+        chosen.sort(key=lambda c: (tier_of(c, True), -c.rank_score, c.key))
+    stats = {
+        "passing_floors": len(passing),
+        "keyword_override": len(override[:1]),
+        "deferred": len(deferred),
+    }
+    return chosen, stats

@@ -1,0 +1,143 @@
+"""Flags, reason codes and the outcome, by the rules of 000 section 7 and contracts.md section 4."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kb_retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
+from kb_retrieval.models import HIGH_PRECEDENCE, Category, Outcome, ReasonCode
+from kb_retrieval.query import QueryPlan
+from kb_retrieval.retrieval.candidates import Candidate
+from kb_retrieval.retrieval.config import RetrievalConfig
+
+REASON_ORDER = list(ReasonCode)
+CONFLICT_WINDOW = 6
+# Medical and safety questions may be answered authoritatively by the safety/medical policy.
+CLAIM_CLASS_AUTHORITIES = {
+    "medical": HIGH_PRECEDENCE | {Category.SAFETY_MEDICAL},
+    "safety": HIGH_PRECEDENCE | {Category.SAFETY_MEDICAL},
+    "fitness": HIGH_PRECEDENCE | {Category.SAFETY_MEDICAL},
+    "dietary": HIGH_PRECEDENCE | {Category.SAFETY_MEDICAL},
+}
+
+
+# Exception requests are reported by their own reason code (EXCEPTION_REQUEST), not as a conflict,
+# so `conflicting_evidence` only means that the evidence itself disagrees.
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome
+    reason_codes: tuple[ReasonCode, ...]
+    flags: dict[str, bool]
+    conflicts: tuple[Conflict, ...]
+    sensitive: bool
+
+
+def required_categories(plan: QueryPlan) -> frozenset[Category]:
+    """Categories that may ground this policy-like question (structured/terms/waiver by default)."""
+    allowed: set[Category] = set(HIGH_PRECEDENCE)
+    for intent in plan.intents:
+        allowed |= CLAIM_CLASS_AUTHORITIES.get(intent, set())
+    return frozenset(allowed)
+
+
+def is_ambiguous(
+    plan: QueryPlan, usable: Sequence[Candidate], config: RetrievalConfig, has_trip_context: bool
+) -> bool:
+    """Several trips' itineraries answer about equally well and the email names no date or trip."""
+    if plan.dates or has_trip_context:
+        return False
+    itineraries = [c for c in usable if c.version.category is Category.TRIP_ITINERARY]
+    if not itineraries:
+        return False
+    top = max(c.rank_score for c in itineraries)
+    close_docs = {
+        c.version.doc_id for c in itineraries if c.rank_score >= top - config.ambiguity_margin
+    }
+    return len(close_docs) >= 2
+
+
+def decide(
+    plan: QueryPlan,
+    pack: Sequence[Candidate],
+    config: RetrievalConfig,
+    *,
+    has_trip_context: bool = False,
+) -> Verdict:
+    sensitive = bool(plan.sensitivity) or plan.exception_request
+    if not plan.quality_ok:
+        flags = {
+            "stale_only_evidence": False,
+            "conflicting_evidence": False,
+            "low_confidence": True,
+        }
+        return Verdict(
+            Outcome.ASK_CLARIFYING_QUESTION, (ReasonCode.QUERY_TOO_VAGUE,), flags, (), sensitive
+        )
+    usable = [c for c in pack if c.confidence >= config.unknown_threshold]
+    top = max((c.confidence for c in pack), default=0.0)
+    conflicts = tuple(
+        detect_conflicts(
+            [
+                ConflictInput(
+                    chunk_id=c.chunk_id,
+                    doc_id=c.version.doc_id,
+                    doc_version_id=c.version.doc_version_id,
+                    category=c.version.category,
+                    text=c.text,
+                    supersedes_doc_version_id=c.version.supersedes_doc_version_id,
+                    rank=i,
+                )
+                for i, c in enumerate(usable[:CONFLICT_WINDOW])
+            ],
+            exception_request=False,
+        )
+    )
+    flags = {
+        "stale_only_evidence": bool(usable) and all(c.stale for c in usable),
+        "conflicting_evidence": bool(conflicts),
+        "low_confidence": top < config.low_confidence_threshold,
+    }
+    reasons: set[ReasonCode] = set()
+    if not usable:
+        reasons.add(ReasonCode.NO_EVIDENCE)
+        if sensitive:
+            reasons.add(ReasonCode.SENSITIVE_TOPIC)
+        return Verdict(Outcome.UNKNOWN, _ordered(reasons), flags, conflicts, sensitive)
+    if flags["low_confidence"]:
+        reasons.add(ReasonCode.LOW_CONFIDENCE)
+    if flags["stale_only_evidence"]:
+        reasons.add(ReasonCode.STALE_ONLY_EVIDENCE)
+    if conflicts:
+        reasons.add(ReasonCode.CONFLICT_DETECTED)
+    if plan.exception_request:
+        reasons.add(ReasonCode.EXCEPTION_REQUEST)
+    if plan.policy_like:
+        if all(c.version.category is Category.MARKETING for c in usable):
+            reasons.add(ReasonCode.MARKETING_ONLY_EVIDENCE)
+        if not any(c.version.category in required_categories(plan) for c in usable):
+            reasons.add(ReasonCode.MISSING_REQUIRED_PRECEDENCE)
+    if is_ambiguous(plan, usable, config, has_trip_context):
+        reasons.add(ReasonCode.AMBIGUOUS_CONTEXT)
+    if sensitive and reasons:
+        reasons.add(ReasonCode.SENSITIVE_TOPIC)
+    review_always = {
+        ReasonCode.EXCEPTION_REQUEST,
+        ReasonCode.MISSING_REQUIRED_PRECEDENCE,
+        ReasonCode.MARKETING_ONLY_EVIDENCE,
+        ReasonCode.LOW_CONFIDENCE,
+    }
+    review_if_sensitive = {ReasonCode.STALE_ONLY_EVIDENCE, ReasonCode.CONFLICT_DETECTED}
+    if reasons & review_always or (sensitive and reasons & review_if_sensitive):
+        outcome = Outcome.NEEDS_REVIEW
+    elif ReasonCode.AMBIGUOUS_CONTEXT in reasons:
+        outcome = Outcome.ASK_CLARIFYING_QUESTION
+    else:
+        outcome = Outcome.OK_TO_DRAFT
+    return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
+
+
+def _ordered(reasons: set[ReasonCode]) -> tuple[ReasonCode, ...]:
+    return tuple(sorted(reasons, key=REASON_ORDER.index))

@@ -1,0 +1,387 @@
+"""E-mail thread cleaning and deterministic query generation (000 section 2, 002 item 1)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kb_retrieval.email_thread import extract_guest_text
+from kb_retrieval.query import INTENTS, QueryPlan, build_query_plan
+
+EXAMPLE_1 = (
+    "Can we cancel 5 days before and still get a full refund? "
+    "The brochure says 24-hour cancellation."
+)
+EXAMPLE_2 = "What time is check-in for the June 14 Patagonia departure?"
+EXAMPLE_3 = "Do I need medical clearance for this altitude trip?"
+
+
+def kinds(plan: QueryPlan) -> list[str]:
+    return [variant.kind for variant in plan.variants]
+
+
+def text_of(plan: QueryPlan, kind: str) -> str:
+    return next(variant.text for variant in plan.variants if variant.kind == kind)
+
+
+# --- worked examples of 000 section 8 ---------------------------------------------------------
+
+
+def test_example_1_refund_policy_and_exact_terms() -> None:
+    plan = build_query_plan(EXAMPLE_1)
+    assert kinds(plan) == ["direct", "policy_expansion", "exact_term"]
+    assert text_of(plan, "direct").startswith("cancel 5 days full refund")
+    assert text_of(plan, "policy_expansion") == "cancellation refund window terms policy"
+    exact = text_of(plan, "exact_term")
+    assert '"24-hour cancellation"' in exact and "brochure" in exact
+    assert plan.intents == ("cancel", "cancellation", "refund")
+    assert plan.sensitivity == ("refund",)
+    assert plan.policy_like and plan.quality_ok and not plan.exception_request
+
+
+def test_example_2_trip_check_in() -> None:
+    plan = build_query_plan(EXAMPLE_2)
+    assert kinds(plan) == ["direct", "trip_specific", "exact_term"]
+    direct = text_of(plan, "direct")
+    for term in ("jun 14", "patagonia", "check in", "time"):
+        assert term in direct
+    assert text_of(plan, "trip_specific") == "patagonia jun 14 departure itinerary day 1 arrival"
+    exact = text_of(plan, "exact_term")
+    assert '"jun 14"' in exact and '"check-in"' in exact
+    assert not plan.policy_like
+    assert plan.intents == ("check_in",)
+    assert plan.sensitivity == ()
+    assert plan.dates == ("jun 14",)
+    assert "patagonia" in plan.entities
+
+
+def test_example_3_medical_altitude() -> None:
+    plan = build_query_plan(EXAMPLE_3)
+    assert kinds(plan) == ["direct", "policy_expansion", "trip_specific", "exact_term"]
+    assert text_of(plan, "direct") == "medical clearance altitude trip"
+    assert text_of(plan, "policy_expansion") == "safety medical requirement physician clearance"
+    assert text_of(plan, "trip_specific") == "altitude itinerary medical requirement"
+    assert text_of(plan, "exact_term") == '"medical clearance"'
+    assert plan.sensitivity == ("medical",)
+    assert plan.policy_like
+
+
+# --- quality gate ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("email", ["hey this is a test message", "Thanks!", "hello?", "", "ok"])
+def test_gate_rejects_chit_chat(email: str) -> None:
+    plan = build_query_plan(email)
+    assert not plan.quality_ok
+    assert plan.content_tokens == 0
+    assert kinds(plan) == ["direct"]
+
+
+def test_gate_accepts_domain_token_and_real_questions() -> None:
+    refund = build_query_plan("refund?")
+    assert refund.quality_ok and refund.content_tokens == 1
+    assert kinds(refund) == ["direct", "policy_expansion"]
+    check_in = build_query_plan(EXAMPLE_2)
+    assert check_in.quality_ok and check_in.content_tokens >= 3
+    assert build_query_plan("Booking PT-0614?").quality_ok  # a code is domain-like
+    assert build_query_plan("June 14?").quality_ok  # a date is domain-like
+    assert build_query_plan("Patagonia?", known_entities=["Patagonia"]).quality_ok
+    assert not build_query_plan("Patagonia?").quality_ok
+
+
+def test_gate_threshold_is_configurable() -> None:
+    email = "Is lunch provided on the hike?"
+    assert build_query_plan(email).quality_ok
+    assert not build_query_plan(email, min_content_tokens=4).quality_ok
+
+
+def test_gate_uses_thread_context_when_latest_message_is_thin() -> None:
+    thread = {
+        "subject": "Re: Refund for Patagonia",
+        "messages": [
+            {"role": "guest", "text": "I would like a refund for the Patagonia Trek."},
+            {"role": "operator", "text": "We are checking with the team."},
+            {"role": "guest", "text": "Any update?\n\nSent from my iPhone"},
+        ],
+    }
+    plan = build_query_plan(thread, known_entities=["Patagonia Trek"])
+    assert plan.quality_ok and plan.policy_like
+    assert "refund" in plan.intents and plan.sensitivity == ("refund",)
+    assert "patagonia trek" in text_of(plan, "trip_specific")
+
+
+# --- variants ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "email",
+    [EXAMPLE_1, EXAMPLE_2, EXAMPLE_3, "Is lunch provided on the hike?", "refund?", "luggage?"],
+)
+def test_variant_shape(email: str) -> None:
+    plan = build_query_plan(email)
+    assert 2 <= len(plan.variants) <= 4
+    assert plan.variants[0].kind == "direct"
+    assert len(set(kinds(plan))) == len(plan.variants)
+    assert all(variant.text == variant.text.strip() and variant.text for variant in plan.variants)
+    weights = {variant.kind: variant.weight for variant in plan.variants}
+    assert weights["direct"] == 1.0 and all(0 < w <= 1 for w in weights.values())
+
+
+def test_non_policy_question_gets_a_lexical_second_variant() -> None:
+    plan = build_query_plan("Is lunch provided on the hike?")
+    assert kinds(plan) == ["direct", "exact_term"]
+    assert text_of(plan, "direct") == "lunch provided hike"
+    assert '"lunch provided"' in text_of(plan, "exact_term")
+    assert not plan.policy_like
+
+
+def test_known_entities_trip_context_and_codes() -> None:
+    plan = build_query_plan(
+        'Hi, my booking PT-0614 is for the Tour du Mont Blanc. Is the "single supplement" extra?',
+        known_entities=["tour du mont blanc", "Patagonia Trek"],
+        trip_context={"trip_id": "tmb-2026-07-02", "trip_date": "2026-07-02"},
+    )
+    assert plan.entities[0] == "tour du mont blanc"
+    assert plan.quoted_terms == ("single supplement",)
+    trip = text_of(plan, "trip_specific")
+    assert "tour du mont blanc" in trip and "jul 2 2026" in trip and "itinerary" in trip
+    exact = text_of(plan, "exact_term")
+    for item in ('"pt-0614"', '"tour du mont blanc"', '"single supplement"'):
+        assert item in exact
+    assert "pt-0614" in text_of(plan, "direct")
+
+
+def test_trip_context_alone_makes_a_trip_variant() -> None:
+    plan = build_query_plan(
+        "Can I bring my own sleeping bag?",
+        trip_context={"product_name": "Patagonia Trek", "trip_date": "2026-06-14"},
+    )
+    trip = text_of(plan, "trip_specific")
+    assert trip.startswith("patagonia trek jun 14 2026 itinerary")
+    assert "packing" in plan.intents
+
+
+def test_no_trip_variant_without_trip_signal() -> None:
+    assert "trip_specific" not in kinds(
+        build_query_plan("Can we cancel the trip and get a refund?")
+    )
+
+
+@pytest.mark.parametrize(
+    "email",
+    [
+        "Arriving June 14 for the trek",
+        "Arriving 14 June for the trek",
+        "Arriving 14th of June for the trek",
+        "Arriving 6/14 for the trek",
+        "Arriving 2026-06-14 for the trek",
+    ],
+)
+def test_dates_are_canonical(email: str) -> None:
+    plan = build_query_plan(email)
+    assert plan.dates == ("jun 14",)
+    assert "jun 14" in text_of(plan, "direct")
+    assert "jun 14" in text_of(plan, "trip_specific")
+    assert "june" not in plan.normalized_text
+
+
+def test_year_is_kept_separately() -> None:
+    plan = build_query_plan("Is the June 14, 2026 departure confirmed?")
+    assert plan.dates == ("jun 14",)
+    assert "jun 14 2026" in plan.normalized_text
+    assert "2026" in text_of(plan, "trip_specific").split()
+
+
+# --- sensitivity and exceptions ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("email", "expected"),
+    [
+        ("Can I get my deposit back if I cancel?", ("refund",)),
+        ("My son injured his knee on the last trek, are helmets required?", ("safety",)),
+        ("I am pregnant and take medication for asthma, can I join?", ("medical",)),
+        ("My lawyer says your liability waiver is invalid.", ("legal",)),
+        ("Is the trip still on with the storm forecast?", ("safety",)),
+        ("What time does the bus leave?", ()),
+    ],
+)
+def test_sensitivity_is_derived(email: str, expected: tuple[str, ...]) -> None:
+    assert build_query_plan(email).sensitivity == expected
+
+
+def test_caller_sensitivity_is_used_as_is_and_validated() -> None:
+    plan = build_query_plan(EXAMPLE_1, sensitivity=["safety", "refund", "safety"])
+    assert plan.sensitivity == ("refund", "safety")
+    assert build_query_plan(EXAMPLE_1, sensitivity=[]).sensitivity == ()
+    with pytest.raises(ValueError, match="'billing'"):
+        build_query_plan(EXAMPLE_1, sensitivity=["refund", "billing"])
+    with pytest.raises(ValueError):
+        build_query_plan(EXAMPLE_1, sensitivity="refund")
+
+
+@pytest.mark.parametrize(
+    "email",
+    [
+        "Could you make an exception and refund the deposit?",
+        "Would you waive the change fee this one time?",
+        "This is a special case, my father passed away.",
+        "I know the deposit is non-refundable but is there any way to get it back?",
+        "Is there any way to get a refund?",
+        "Even though the policy says 30 days, can we cancel?",
+        "Would you consider a partial refund on compassionate grounds?",
+        "I need a special medical waiver for my knee brace.",
+    ],
+)
+def test_exception_requests(email: str) -> None:
+    plan = build_query_plan(email)
+    assert plan.exception_request
+    assert "exceptions" in plan.sensitivity
+    assert plan.policy_like
+    assert "exception" in text_of(plan, "policy_expansion")
+
+
+@pytest.mark.parametrize(
+    "email",
+    [
+        "Is there any way to get to the start point by bus?",
+        "What is your cancellation policy?",
+        "Would you consider adding a vegetarian option to the menu?",
+    ],
+)
+def test_not_exception_requests(email: str) -> None:
+    assert not build_query_plan(email).exception_request
+
+
+def test_policy_likeness() -> None:
+    assert build_query_plan("Is lunch included in the price?").policy_like
+    assert build_query_plan("What is the minimum age for rafting?").policy_like
+    assert not build_query_plan("What is the weather like in June at the lodge?").policy_like
+    assert set(build_query_plan(EXAMPLE_1).intents) <= set(INTENTS)
+
+
+# --- e-mail thread cleaning -------------------------------------------------------------------
+
+
+def test_string_email_is_stripped() -> None:
+    email = (
+        "Hi team,\n\nCan I still get a refund for my trek?\n\nBest regards,\nAnna Smith\n"
+        "+44 20 7946 0958\n\nOn Mon, Jun 3, 2026 at 10:00 AM Alpine Treks <info@alpine.test>\n"
+        "wrote:\n> Your balance is due.\n> Thanks"
+    )
+    guest = extract_guest_text(email)
+    assert guest.latest == "Can I still get a refund for my trek?"
+    assert guest.context == "" and guest.full == guest.latest
+
+
+@pytest.mark.parametrize(
+    ("email", "expected"),
+    [
+        ("Hello\nWhere do we meet?\n-- \nJohn\nwww.john.test", "Where do we meet?"),
+        ("Hello, where do we meet?\n\nSent from my iPhone", "where do we meet?"),
+        ("Where do we meet?\n-----Original Message-----\nFrom: ops\nold text", "Where do we meet?"),
+        ("> quoted line\nWhere do we meet?\n> another", "Where do we meet?"),
+        ("Dear Alpine Treks team,\nWhere do we meet?\nThanks,\nJo", "Where do we meet?"),
+        ("Thanks!", "Thanks!"),
+        ("Thanks, where do we meet?", "Thanks, where do we meet?"),
+    ],
+)
+def test_message_cleaning(email: str, expected: str) -> None:
+    assert extract_guest_text(email).latest == expected
+
+
+def test_thread_latest_context_full() -> None:
+    thread = {
+        "subject": "RE: Fwd: Patagonia questions",
+        "messages": [
+            {"role": "guest", "text": "Hi, is the June trek full?"},
+            {"role": "operator", "text": "Yes, the refund window is 7 days."},
+            {"role": "guest", "text": "Do I need a visa?\n\nOn Tue, ops wrote:\n> Yes..."},
+        ],
+    }
+    guest = extract_guest_text(thread)
+    assert guest.latest == "Do I need a visa?"
+    assert guest.subject == "Patagonia questions"
+    assert guest.context.startswith("Patagonia questions")
+    assert "is the June trek full?" in guest.context
+    assert "refund window" not in guest.full  # operator text is not guest text
+    assert guest.full.startswith(guest.latest)
+
+
+def test_thread_validation() -> None:
+    with pytest.raises(ValueError, match="'agent'"):
+        extract_guest_text({"messages": [{"role": "agent", "text": "hi"}]})
+    with pytest.raises(ValueError):
+        extract_guest_text({"messages": [{"role": "guest"}]})
+    assert extract_guest_text({"subject": "Hello", "messages": []}).latest == ""
+
+
+# --- determinism ------------------------------------------------------------------------------
+
+
+def test_known_entity_order_does_not_matter() -> None:
+    names = ["Patagonia Trek", "Patagonia", "Inca Trail", "Torres del Paine"]
+    first = build_query_plan(EXAMPLE_2, known_entities=names)
+    assert first == build_query_plan(EXAMPLE_2, known_entities=list(reversed(names)))
+    assert first.entities == ("jun 14", "patagonia")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.text(max_size=160),
+    st.lists(st.sampled_from(["Patagonia", "Inca Trail", "tour du mont blanc", "PFD"]), max_size=3),
+)
+def test_build_query_plan_is_deterministic(text: str, entities: list[str]) -> None:
+    plan = build_query_plan(text, known_entities=entities)
+    assert plan == build_query_plan(text, known_entities=entities)
+    assert plan.variants[0].kind == "direct"
+    assert (2 <= len(plan.variants) <= 4) if plan.quality_ok else len(plan.variants) == 1
+    assert plan.intents == tuple(sorted(plan.intents))
+    assert plan.sensitivity == tuple(sorted(plan.sensitivity))
+    assert set(plan.intents) <= set(INTENTS)
+
+
+WORDS = st.sampled_from(
+    [
+        "refund",
+        "cancel",
+        "June",
+        "14",
+        "Patagonia",
+        "trek",
+        "the",
+        "a",
+        "please",
+        "is",
+        "there",
+        "any",
+        "way",
+        "deposit",
+        "helmet",
+        "lawyer",
+        "check-in",
+        "24-hour",
+        "PT-0614",
+        "?",
+        ".",
+        ",",
+        "Hi",
+        "Thanks",
+        "make",
+        "an",
+        "exception",
+        "6/14",
+        "medical",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(WORDS, max_size=25))
+def test_plans_from_domain_words_are_stable(words: list[str]) -> None:
+    email = " ".join(words)
+    plan = build_query_plan(email)
+    assert plan == build_query_plan(email)
+    if plan.exception_request:
+        assert "exceptions" in plan.sensitivity and plan.policy_like
