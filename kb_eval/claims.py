@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 
-_ABBREVIATIONS = frozenset(
-    "e.g i.e eg ie approx appr incl excl vs cf ca mr mrs ms dr prof st mt ave rd dept".split()
+_ABBREVIATION_TEXT = (
+    "e.g i.e eg ie approx appr incl excl vs cf ca mr mrs ms dr prof st mt ave rd dept"
 )
-_NUMBER_ABBREVIATIONS = frozenset(
-    "no nr nos p pp fig vol ref tel ext jan feb mar apr jun jul aug sep sept oct nov dec".split()
+_ABBREVIATIONS = frozenset(_ABBREVIATION_TEXT.split())
+_NUMBER_ABBREVIATION_TEXT = (
+    "no nr nos p pp fig vol ref tel ext jan feb mar apr jun jul aug sep oct nov dec"
 )
+_NUMBER_ABBREVIATIONS = frozenset(_NUMBER_ABBREVIATION_TEXT.split())
 _SENTENCE_END_ABBREVIATIONS = frozenset({"etc", "a.m", "p.m", "am", "pm"})
 _TIME_FOLLOWERS = re.compile(
     r"(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:jan|febr)uary|march|april|may|june|july|"
@@ -82,7 +84,8 @@ POLICY_PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "rules_and_limits": re.compile(
         r"\b(?:must|mandatory|required?|requires|compulsory|prohibited|forbidden|allowed|"
-        r"permitted|not permitted|may not|cannot|can't|minimum|maximum|at least|no later than|"
+        r"permitted|not permitted|may not|cannot|can't|minimum|maximum|at least|at most|up to|"
+        r"no (?:later|more) than|"
         r"limits?|deadlines?)\b",
         re.IGNORECASE,
     ),
@@ -242,15 +245,24 @@ def is_policy_like(claim: str) -> bool:
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)
     for pattern, replacement in (
-        (r"\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bno charge\b"
-         r"|\bcomplimentary\b", " free "),
+        (
+            r"\bfree of charge\b|\bat no (?:extra |additional )?(?:cost|charge)\b|\bno charge\b"
+            r"|\bcomplimentary\b",
+            " free ",
+        ),
         (r"\bno(?:t)? later than\b", " by "),
         (r"\bno (?:more|greater) than\b|\bat most\b|\bup to\b", " maximum "),
-        (r"\bno (?:less|fewer) than\b|\bat least\b|\b(?:or|and) (?:older|over|above|more)\b",
-         " minimum "),
+        (
+            r"\bno (?:less|fewer) than\b|\bat least\b|\b(?:or|and) (?:older|over|above|more)\b",
+            " minimum ",
+        ),
         (r"\bnon-?\s?refundable\b", " not refundable "),
         (r"\bnot only\b", " "),
         (r"\btake part\b|\btaking part\b", " participate "),
+        (
+            r"\b(?:the )?(?:trip|tour|trek) (?:starts|begins)\b|\bstart of the (?:trip|tour|trek)\b",
+            " departure ",
+        ),
         (r"\bexclud\w*\b", " not included "),
         (r"\boptional\b", " not required "),
         (r"\b(?:prohibited|forbidden|banned|disallowed)\b", " not allowed "),
@@ -261,63 +273,71 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\s-\s|[-/]", " "),
     )
 )
-SYNONYMS: dict[str, str] = {
-    **dict.fromkeys("refund refunds refunded refundable reimburse reimbursed reimbursement".split(),
-                    "refund"),
-    **dict.fromkeys("cancel cancels cancelled canceled cancelling canceling cancellation "
-                    "cancellations".split(), "cancel"),
-    **dict.fromkeys("depart departs departing departure departures leave leaves leaving".split(),
-                    "depart"),
-    **dict.fromkeys("guest guests traveller travellers traveler travelers participant "
-                    "participants client clients customer customers passenger passengers "
-                    "people person".split(), "guest"),
-    **dict.fromkeys("child children kid kids minor minors".split(), "child"),
-    **dict.fromkeys("doctor doctors physician physicians gp".split(), "doctor"),
-    **dict.fromkeys("luggage baggage bag bags suitcase suitcases duffel duffels duffle "
-                    "duffles".split(), "luggage"),
-    **dict.fromkeys("include includes included including inclusive cover covers covered".split(),
-                    "include"),
-    **dict.fromkeys("must require requires required requirement requirements mandatory "
-                    "compulsory obligatory need needs needed necessary".split(), "require"),
-    **dict.fromkeys("allow allows allowed permit permits permitted welcome".split(), "allow"),
-    **dict.fromkeys("price prices cost costs fare fares fee fees surcharge surcharges charge "
-                    "charges charged".split(), "price"),
-    **dict.fromkeys("pay pays paid paying payment payments payable due".split(), "pay"),
-    **dict.fromkeys("book books booked booking bookings reservation reservations reserve "
-                    "reserved".split(), "book"),
-    **dict.fromkeys("help helps assist assists assistance".split(), "help"),
-    **dict.fromkeys("hire hired rent rented rental rentals".split(), "hire"),
-    **dict.fromkeys("drunk intoxicated inebriated".split(), "drunk"),
-    **dict.fromkeys("hotel hotels lodge lodges accommodation".split(), "hotel"),
-    **dict.fromkeys("clear clears cleared clearance".split(), "clear"),
-    **dict.fromkeys("letter letters certificate certificates".split(), "letter"),
-    **dict.fromkeys("tell disclose disclosed inform notify declare".split(), "tell"),
-    **dict.fromkeys("ask asks asked request requests requested".split(), "request"),
-    **dict.fromkeys("weigh weighs weight".split(), "weigh"),
-    **dict.fromkeys("tall height".split(), "tall"),
-    **dict.fromkeys("fit fitness".split(), "fit"),
-    **dict.fromkeys("heart cardiovascular cardiac".split(), "heart"),
-    **dict.fromkeys("decide decides decided decision".split(), "decide"),
-    **dict.fromkeys("age aged ages old".split(), "age"),
-    **dict.fromkeys("max maximum upper highest".split(), "maximum"),
-    **dict.fromkeys("min minimum lowest".split(), "minimum"),
-    **dict.fromkeys("full fully entire".split(), "full"),
-    **dict.fromkeys("start starts begin begins commence commences".split(), "start"),
-    **dict.fromkeys("trip trips tour tours trek treks excursion excursions holiday activity "
-                    "activities adventure".split(), "trip"),
-}
-STOPWORDS: frozenset[str] = frozenset(
-    """a an the and or of to in on at by for from with as is are was were be been being am it its
-    this that these those there here their they them we our us you your yours i me my he she his
-    her will would shall should can could may might do does did done have has had having get gets
-    got receive receives received give gives given make makes made take takes taken please also
-    just only all any each every some which who whom whose what when where while if then than so
-    such very more most other another own same about around approximately approx roughly sharp
-    within under below less fewer before after prior over above exceed exceeds beyond until till
-    into onto via through throughout during upon between both either etc one's trip per whether
-    able apply applies applied available how why yes okay ok currently current note remaining
-    means mean""".split()
+_SYNONYM_GROUPS: tuple[tuple[str, str], ...] = (
+    ("refund", "refund refunds refunded refundable reimburse reimbursed reimbursement"),
+    ("cancel", "cancel cancels cancelled canceled cancelling canceling cancellation cancellations"),
+    ("depart", "depart departs departing departure departures leave leaves leaving"),
+    (
+        "guest",
+        "guest guests traveller travellers traveler travelers participant participants "
+        "client clients customer customers passenger passengers people person",
+    ),
+    ("child", "child children kid kids minor minors"),
+    ("doctor", "doctor doctors physician physicians gp"),
+    ("luggage", "luggage baggage bag bags suitcase suitcases duffel duffels duffle duffles"),
+    ("include", "include includes included including inclusive cover covers covered"),
+    (
+        "require",
+        "must require requires required requirement requirements mandatory compulsory "
+        "obligatory need needs needed necessary",
+    ),
+    ("allow", "allow allows allowed permit permits permitted welcome"),
+    (
+        "price",
+        "price prices cost costs fare fares fee fees surcharge surcharges charge charges charged",
+    ),
+    ("pay", "pay pays paid paying payment payments payable due"),
+    ("book", "book books booked booking bookings reservation reservations reserve reserved"),
+    ("help", "help helps assist assists assistance"),
+    ("hire", "hire hired rent rented rental rentals"),
+    ("drunk", "drunk intoxicated inebriated"),
+    ("hotel", "hotel hotels lodge lodges accommodation"),
+    ("clear", "clear clears cleared clearance"),
+    ("letter", "letter letters certificate certificates"),
+    ("tell", "tell disclose disclosed inform notify declare"),
+    ("request", "ask asks asked request requests requested"),
+    ("weigh", "weigh weighs weight"),
+    ("tall", "tall height"),
+    ("fit", "fit fitness"),
+    ("heart", "heart cardiovascular cardiac"),
+    ("decide", "decide decides decided decision"),
+    ("age", "age aged ages old"),
+    ("maximum", "max maximum upper highest limit limits"),
+    ("minimum", "min minimum lowest"),
+    ("sign", "sign signs signed signing signature signatures"),
+    ("full", "full fully entire"),
+    ("start", "start starts begin begins commence commences"),
+    (
+        "trip",
+        "trip trips tour tours trek treks excursion excursions holiday activity activities "
+        "adventure",
+    ),
 )
+SYNONYMS: dict[str, str] = {
+    word: canonical for canonical, group in _SYNONYM_GROUPS for word in group.split()
+}
+_STOPWORD_TEXT = """a an the and or of to in on at by for from with as is are was were be been
+being am it its this that these those there here their they them we our us you your yours i me my
+he she his her will would shall should can could may might do does did done have has had having
+get gets got receive receives received give gives given make makes made take takes taken please
+also just only all any each every some which who whom whose what when where while if then than so
+such very more most other another own same about around approximately approx roughly sharp within
+under below less fewer before after prior over above exceed exceeds beyond until till into onto
+via through throughout during upon between both either etc one's trip per whether able apply
+applies applied available how why yes okay ok currently current note remaining means mean use
+not"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+WEAK_TERMS: frozenset[str] = frozenset({"guest", "travel", "require", "allow", "day", "time"})
 ANTONYMS: tuple[tuple[str, str], ...] = (
     ("easy", "challeng"),
     ("easy", "difficu"),
@@ -328,5 +348,7 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
     ("single", "double"),
     ("beginn", "experi"),
     ("beginn", "advanc"),
-    ("alone", "accomp"),
+    ("alone", "accompany"),
+    ("alone", "parent"),
+    ("alone", "guardian"),
 )

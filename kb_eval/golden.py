@@ -221,7 +221,7 @@ def parse_golden_lines(lines: list[str], path: Path) -> list[GoldenCase]:
 
 def load_golden(path: Path) -> list[GoldenCase]:
     """Read a golden set (JSON Lines, UTF-8) in file order."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = Path(path).read_text(encoding="utf-8-sig")
     return parse_golden_lines(text.split("\n"), Path(path))
 
 

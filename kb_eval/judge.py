@@ -31,7 +31,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_eval.claims import ANTONYMS, PHRASES, STOPWORDS, SYNONYMS, split_sentences
+from kb_eval.claims import (
+    ANTONYMS,
+    PHRASES,
+    STOPWORDS,
+    SYNONYMS,
+    WEAK_TERMS,
+    split_sentences,
+)
 
 LABELS = ("supported", "contradicted", "unrelated")
 MIN_SHARED_FOR_TOPIC = 0.34
@@ -57,75 +64,76 @@ class Quantity:
     def matches(self, other: Quantity) -> bool:
         if self.kind != other.kind:
             return False
-        if other.low is not None and other.high is not None:
-            if other.low - 1e-9 <= self.value <= other.high + 1e-9:
-                return True
+        low, high = other.low, other.high
+        if low is not None and high is not None and low - 1e-9 <= self.value <= high + 1e-9:
+            return True
         tolerance = 0.02 if self.kind in _TOLERANT_KINDS else 1e-9
         return abs(self.value - other.value) <= tolerance * max(abs(self.value), abs(other.value))
 
 
 _TOLERANT_KINDS = frozenset({"mass_kg", "length_m", "speed_kmh"})
+_UNIT_GROUPS: tuple[tuple[str, float, str], ...] = (
+    ("duration_h", 1 / 60, "minute min"),
+    ("duration_h", 1.0, "hour hr h"),
+    ("duration_h", 24.0, "day|calendar day"),
+    ("duration_h", 168.0, "week"),
+    ("duration_h", 336.0, "fortnight"),
+    ("duration_month", 1.0, "month"),
+    ("duration_month", 12.0, "year"),
+    ("business_day", 1.0, "business day|working day"),
+    ("night", 1.0, "night"),
+    ("mass_kg", 1.0, "kg kilo kilogram"),
+    ("mass_kg", 0.45359237, "lb pound"),
+    ("length_m", 1000.0, "km kilometre kilometer"),
+    ("length_m", 1.0, "m metre meter"),
+    ("length_m", 0.01, "cm"),
+    ("length_m", 0.3048, "ft feet foot"),
+    ("length_m", 1609.344, "mile"),
+    ("speed_kmh", 1.852, "knot kn"),
+    ("speed_kmh", 1.0, "km/h kph"),
+    ("speed_kmh", 1.609344, "mph"),
+    ("percent", 1.0, "%|percent|per cent"),
+    ("volume_l", 1.0, "l litre liter"),
+)
 _UNITS: dict[str, tuple[str, float]] = {
-    "minute": ("duration_h", 1 / 60),
-    "min": ("duration_h", 1 / 60),
-    "hour": ("duration_h", 1.0),
-    "hr": ("duration_h", 1.0),
-    "h": ("duration_h", 1.0),
-    "day": ("duration_h", 24.0),
-    "calendar day": ("duration_h", 24.0),
-    "week": ("duration_h", 168.0),
-    "fortnight": ("duration_h", 336.0),
-    "month": ("duration_month", 1.0),
-    "year": ("duration_month", 12.0),
-    "business day": ("business_day", 1.0),
-    "working day": ("business_day", 1.0),
-    "night": ("night", 1.0),
-    "kg": ("mass_kg", 1.0),
-    "kilo": ("mass_kg", 1.0),
-    "kilogram": ("mass_kg", 1.0),
-    "lb": ("mass_kg", 0.45359237),
-    "pound": ("mass_kg", 0.45359237),
-    "km": ("length_m", 1000.0),
-    "kilometre": ("length_m", 1000.0),
-    "kilometer": ("length_m", 1000.0),
-    "m": ("length_m", 1.0),
-    "metre": ("length_m", 1.0),
-    "meter": ("length_m", 1.0),
-    "cm": ("length_m", 0.01),
-    "ft": ("length_m", 0.3048),
-    "feet": ("length_m", 0.3048),
-    "foot": ("length_m", 0.3048),
-    "mile": ("length_m", 1609.344),
-    "knot": ("speed_kmh", 1.852),
-    "kn": ("speed_kmh", 1.852),
-    "km/h": ("speed_kmh", 1.0),
-    "kph": ("speed_kmh", 1.0),
-    "mph": ("speed_kmh", 1.609344),
-    "%": ("percent", 1.0),
-    "percent": ("percent", 1.0),
-    "per cent": ("percent", 1.0),
-    "l": ("volume_l", 1.0),
-    "litre": ("volume_l", 1.0),
-    "liter": ("volume_l", 1.0),
+    unit: (kind, factor)
+    for kind, factor, names in _UNIT_GROUPS
+    for unit in (names.split("|") if "|" in names else names.split())
 }
 _UNIT_ALT = "|".join(
-    sorted((re.escape(u) + ("s?" if u[-1].isalpha() and len(u) > 1 else "") for u in _UNITS),
-           key=len, reverse=True)
-)
-_WORD_NUMBERS = {
-    word: index
-    for index, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    sorted(
+        (re.escape(u) + ("s?" if u[-1].isalpha() and len(u) > 1 else "") for u in _UNITS),
+        key=len,
+        reverse=True,
     )
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-_CURRENCIES = {"$": "usd", "us$": "usd", "usd": "usd", "dollar": "usd", "dollars": "usd",
-               "€": "eur", "eur": "eur", "euro": "eur", "euros": "eur", "£": "gbp", "gbp": "gbp",
-               "chf": "chf", "cad": "cad", "aud": "aud", "nzd": "nzd"}
+)
+_NUMBER_WORDS = """zero one two three four five six seven eight nine ten eleven twelve thirteen
+fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
+_WORD_NUMBERS = {word: index for index, word in enumerate(_NUMBER_WORDS.split())} | {
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_CURRENCY_GROUPS = (
+    ("usd", "$ us$ usd dollar dollars"),
+    ("eur", "€ eur euro euros"),
+    ("gbp", "£ gbp"),
+    ("chf", "chf"),
+    ("cad", "cad"),
+    ("aud", "aud"),
+    ("nzd", "nzd"),
+)
+_CURRENCIES = {name: code for code, names in _CURRENCY_GROUPS for name in names.split()}
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_RATE_TARGETS = (r"day|night|hour|week|month|year|person|guest|pax|trip|booking|room|group|adult|"
-                 r"child|traveller|participant|bag")
+_RATE_TARGETS = (
+    r"day|night|hour|week|month|year|person|guest|pax|trip|booking|room|group|adult|"
+    r"child|traveller|participant|bag"
+)
 _RATE = re.compile(
     rf"(\d|%|\b(?:usd|eur|gbp|chf|dollars?|euros?|hours?|hrs?|minutes?|mins?|km|kg|miles?|"
     rf"kilometres?|per_\w+)\b)(\s*/\s*|\s+(?:per|a|an)\s+)({_RATE_TARGETS})s?\b"
@@ -156,23 +164,27 @@ def normalise_text(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", " - ")
     for _ in range(3):
         text = _RATE.sub(lambda m: f"{m.group(1)} per_{m.group(3)}", text)
-    text = re.sub(r"(\d+)\s+(?:or|and)\s+(?:more|over|older|above|longer)\s+(?=[a-z%])",
-                  r"minimum \1 ", text)
-    text = re.sub(r"\b(?:a|an|one)\s+(?=(?:minute|hour|day|week|fortnight|month|year|night)s?\b)",
-                  "1 ", text)
+    text = re.sub(
+        r"(\d+)\s+(?:or|and)\s+(?:more|over|older|above|longer)\s+(?=[a-z%])", r"minimum \1 ", text
+    )
+    text = re.sub(
+        r"\b(?:a|an|one)\s+(?=(?:minute|hour|day|week|fortnight|month|year|night)s?\b)", "1 ", text
+    )
     words = "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
-    return re.sub(rf"\b({words})\b(?!\s+of\b|-way)",
-                  lambda m: str(_WORD_NUMBERS[m.group(1)]), text)
+    return re.sub(rf"\b({words})\b(?!\s+of\b|-way)", lambda m: str(_WORD_NUMBERS[m.group(1)]), text)
 
 
 def _measure(match: re.Match[str], text: str) -> tuple[list[Quantity], str]:
     raw = match.group("unit")
-    kind, factor = _UNITS.get(raw, _UNITS.get(raw[:-1] if raw.endswith("s") else raw, ("count", 1.0)))
+    kind, factor = _UNITS.get(
+        raw, _UNITS.get(raw[:-1] if raw.endswith("s") else raw, ("count", 1.0))
+    )
     before = text[max(0, match.start() - 24) : match.start()]
     if kind == "duration_month" and (match.group("old") or re.search(r"\bage[ds]?\b", before)):
         kind, factor = "count", 1.0
-    values = [_number(match.group("n1"))] + ([_number(match.group("n2"))] if match.group("n2")
-                                             else [])
+    values = [_number(match.group("n1"))] + (
+        [_number(match.group("n2"))] if match.group("n2") else []
+    )
     scaled = [v * factor for v in values]
     if len(scaled) == 2 and match.group("sep") in {"-", "to"}:
         low, high = min(scaled), max(scaled)
@@ -230,15 +242,22 @@ def extract_quantities(text: str) -> tuple[list[tuple[Quantity, int]], str]:
 def _stem(word: str) -> str:
     if word in SYNONYMS:
         return SYNONYMS[word]
-    for suffix, replacement in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("ly", ""),
-                                ("s", "")):
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("ied", "y"),
+        ("ing", ""),
+        ("ed", ""),
+        ("ly", ""),
+        ("s", ""),
+    ):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
             word = word[: -len(suffix)] + replacement
             break
+    if word in SYNONYMS:
+        return SYNONYMS[word]
     if len(word) > 3 and word.endswith("e"):
         word = word[:-1]
-    word = SYNONYMS.get(word, word)
-    return word[:6]
+    return SYNONYMS.get(word, word[:6])
 
 
 def _rewrite(text: str) -> str:
@@ -259,21 +278,36 @@ def _terms(text: str) -> list[str]:
     return terms
 
 
+def terms_of(text: str) -> frozenset[str]:
+    """Content terms of free text (normalised, stemmed, synonyms merged, numbers left out)."""
+    _, blanked = extract_quantities(normalise_text(text))
+    return frozenset(_terms(_rewrite(f" {blanked} ")))
+
+
 _ANTONYM_STEMS = tuple((_stem(left), _stem(right)) for left, right in ANTONYMS)
 
 
 @dataclass(frozen=True)
 class _Unit:
-    """A clause: its content terms, the terms in a negation's scope, negation count, numbers."""
+    """A clause: its content terms, the terms in a negation's scope, negation count, numbers,
+    the terms of its text's heading and the index of that text."""
 
     terms: frozenset[str]
     scoped: frozenset[str]
     negations: int
     quantities: tuple[Quantity, ...]
+    heading: frozenset[str] = frozenset()
+    source: int = 0
+
+    @property
+    def all_terms(self) -> frozenset[str]:
+        return self.terms | self.heading
 
 
-_EXCEPTION = re.compile(r"\b(?:except(?: where| when| if| for)?|unless|with the exception of|"
-                        r"other than|apart from)\b")
+_EXCEPTION = re.compile(
+    r"\b(?:except(?: where| when| if| for)?|unless|with the exception of|"
+    r"other than|apart from)\b"
+)
 _CLAIM_CLAUSE = re.compile(
     r";\s*|,\s*(?:but|while|whereas|so|and)\s+|\s+but\s+"
     r"|\s+and\s+(?=(?:it|they|you|we|this|that|there|can|may|must|will|is|are|has|have|takes?|"
@@ -285,11 +319,13 @@ _SEGMENT = re.compile(r"[,:;()]")
 def _context(blanked: str, offset: int, clause_terms: frozenset[str]) -> frozenset[str]:
     """Topic words of a quantity: its comma/colon segment (plus the next one when the number
     closes its segment); the whole clause when the segment has no words."""
-    left = _SEGMENT.split(blanked[:offset])[-1]
+    before = _SEGMENT.split(blanked[:offset])
     after = _SEGMENT.split(blanked[offset:])
-    words = _terms(_rewrite(left + " " + after[0]))
+    words = _terms(_rewrite(before[-1] + " " + after[0]))
     if not _terms(_rewrite(after[0])) and len(after) > 1:
         words += _terms(_rewrite(after[1]))
+    if not _terms(_rewrite(before[-1])) and len(before) > 1:
+        words += _terms(_rewrite(before[-2]))
     return frozenset(words) or clause_terms
 
 
@@ -300,9 +336,7 @@ def _unit(text: str, inherited: _Unit | None = None) -> _Unit:
     rewritten = _rewrite(f" {blanked} ")
     terms = frozenset(_terms(rewritten))
     scoped = frozenset(
-        following[0]
-        for tail in rewritten.split(" not ")[1:]
-        if (following := _terms(tail))
+        following[0] for tail in rewritten.split(" not ")[1:] if (following := _terms(tail))
     )
     quantities = tuple(
         Quantity(q.kind, q.value, q.low, q.high, _context(blanked, offset, terms))
@@ -310,8 +344,12 @@ def _unit(text: str, inherited: _Unit | None = None) -> _Unit:
     )
     negations = len(_NEGATION.findall(rewritten))
     if inherited is not None:
-        return _Unit(terms | inherited.terms, terms | inherited.terms,
-                     negations + (inherited.negations % 2 == 0), quantities)
+        return _Unit(
+            terms | inherited.terms,
+            terms | inherited.terms,
+            negations + (inherited.negations % 2 == 0),
+            quantities,
+        )
     return _Unit(terms, scoped, negations, quantities)
 
 
@@ -328,32 +366,40 @@ def _heading_terms(sentences: list[str]) -> frozenset[str]:
 def evidence_units(evidence_texts: Sequence[str]) -> list[_Unit]:
     """Sentences and clauses of the evidence, each with terms, negations and quantities."""
     units: list[_Unit] = []
-    for text in evidence_texts:
+    for source, text in enumerate(evidence_texts):
         sentences = split_sentences(text)
         heading = _heading_terms(sentences)
         for sentence in sentences:
             for clause in re.split(r";\s*|\s+but\s+", normalise_text(sentence)):
                 parts = _EXCEPTION.split(clause, maxsplit=1)
-                main = _unit(parts[0])
-                units.append(main)
+                found = [_unit(parts[0])]
                 if len(parts) == 2:
-                    units.append(_unit(parts[1], main))
-    return [_Unit(u.terms | heading, u.scoped, u.negations, u.quantities) for u in units]
+                    found.append(_unit(parts[1], found[0]))
+                units.extend(
+                    _Unit(u.terms, u.scoped, u.negations, u.quantities, heading - u.terms, source)
+                    for u in found
+                )
+    return units
 
 
 def _antonym(terms: frozenset[str], others: frozenset[str]) -> tuple[str, str] | None:
     for left, right in _ANTONYM_STEMS:
         for mine, theirs in ((left, right), (right, left)):
-            if mine in terms and theirs in others and mine not in others:
+            if mine in terms and theirs in others and mine not in others and theirs not in terms:
                 return mine, theirs
     return None
+
+
+def _aligned(quantity: Quantity, other: Quantity) -> bool:
+    """Same kind and about the same thing (a shared topic word near both numbers)."""
+    return other.kind == quantity.kind and bool((quantity.context & other.context) - WEAK_TERMS)
 
 
 def _check_quantities(clause: _Unit, related: list[_Unit]) -> Verdict | None:
     """Every claim quantity must be in the evidence with the same value (topic-aligned)."""
     for quantity in clause.quantities:
         candidates = [q for unit in related for q in unit.quantities if q.kind == quantity.kind]
-        aligned = [q for q in candidates if not quantity.context or q.context & quantity.context]
+        aligned = [q for q in candidates if _aligned(quantity, q)]
         if any(quantity.matches(other) for other in aligned or candidates):
             continue
         if aligned:
@@ -362,31 +408,55 @@ def _check_quantities(clause: _Unit, related: list[_Unit]) -> Verdict | None:
     return None
 
 
+def _weight(terms: frozenset[str]) -> float:
+    return sum(0.5 if term in WEAK_TERMS else 1.0 for term in terms)
+
+
+def _coverage(terms: frozenset[str], units: list[_Unit]) -> float:
+    """Weighted share of terms found in units (heading-only matches count half)."""
+    own = frozenset().union(*(unit.terms for unit in units))
+    heading = frozenset().union(*(unit.heading for unit in units)) - own
+    found = _weight(terms & own) + 0.5 * _weight(terms & heading)
+    return found / _weight(terms) if terms else 1.0
+
+
 def _judge_clause(clause: _Unit, units: list[_Unit]) -> Verdict:
-    def score(unit: _Unit) -> tuple[int, int, int]:
+    def score(unit: _Unit) -> tuple[int, int, int, int]:
         matched = sum(any(q.matches(e) for e in unit.quantities) for q in clause.quantities)
-        return matched, len(clause.terms & unit.terms), -len(unit.terms)
+        aligned = sum(any(_aligned(q, e) for e in unit.quantities) for q in clause.quantities)
+        return matched, aligned, len(clause.terms & unit.all_terms), -len(unit.terms)
 
     best = max(units, key=score)
     terms = clause.terms
-    shared = terms & best.terms
+    shared = terms & best.all_terms
     related = [best] + [u for u in units if u is not best and terms & u.terms]
     for unit in related:
         pair = _antonym(terms, unit.terms)
         if pair:
             return Verdict("contradicted", f"antonyms {pair[0]}/{pair[1]}")
-    coverage = len(shared) / len(terms) if terms else 1.0
-    kinds = {q.kind for q in clause.quantities} & {q.kind for q in best.quantities}
-    if terms and (not shared or (coverage < MIN_SHARED_FOR_TOPIC and not kinds)):
-        everywhere = frozenset().union(*(unit.terms for unit in units))
+    coverage = _coverage(terms, [best])
+    numbers_aligned = any(_aligned(q, e) for q in clause.quantities for e in best.quantities)
+    if terms and (not shared or (coverage < MIN_SHARED_FOR_TOPIC and not numbers_aligned)):
+        everywhere = frozenset().union(*(unit.all_terms for unit in units))
         return Verdict("unrelated", f"low overlap: {sorted(terms - everywhere)} not in evidence")
-    if clause.negations % 2 != best.negations % 2 and (shared & (clause.scoped | best.scoped)):
+    everywhere = frozenset().union(*(unit.all_terms for unit in units))
+    if clause.negations % 2 != best.negations % 2 and (
+        shared & (clause.scoped | best.scoped) or clause.scoped - everywhere
+    ):
         return Verdict("contradicted", f"negation mismatch on {sorted(shared)}")
     verdict = _check_quantities(clause, related)
     if verdict is not None:
         return verdict
-    if coverage < MIN_COVERAGE_SUPPORTED:
-        return Verdict("unrelated", f"not stated: {sorted(terms - best.terms)}")
+    anchors = (terms & best.terms) - WEAK_TERMS
+    same_text = [best] + [
+        u for u in related if u.source == best.source and u is not best and anchors & u.terms
+    ]
+    for term in clause.scoped - best.all_terms:
+        holders = [u for u in same_text if term in u.terms]
+        if holders and all(u.negations % 2 != clause.negations % 2 for u in holders):
+            return Verdict("contradicted", f"negation mismatch on {term}")
+    if _coverage(terms, same_text) < MIN_COVERAGE_SUPPORTED:
+        return Verdict("unrelated", f"not stated: {sorted(terms - best.all_terms)}")
     return Verdict("supported", f"stated ({len(shared)}/{len(terms)} terms)")
 
 
@@ -437,8 +507,14 @@ def judge_accuracy(pairs: Iterable[dict[str, object]]) -> dict[str, object]:
             table[key][0] += int(ok)
             table[key][1] += 1
         if not ok:
-            errors.append({"pair_id": str(pair["pair_id"]), "label": label,
-                           "got": verdict.label, "reason": verdict.reason})
+            errors.append(
+                {
+                    "pair_id": str(pair["pair_id"]),
+                    "label": label,
+                    "got": verdict.label,
+                    "reason": verdict.reason,
+                }
+            )
     correct = sum(c for c, _ in totals.values())
     count = sum(n for _, n in totals.values())
     return {

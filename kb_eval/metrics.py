@@ -93,19 +93,14 @@ def coverage_matrix(
     ]
 
 
-def recall(relevant: Sequence[RelevantLike], chunks: Sequence[ChunkLike]) -> float | None:
-    """Covered relevant items / relevant items; None when there are none."""
-    if not relevant:
-        return None
-    covered = set().union(*coverage_matrix(relevant, chunks))
-    return len(covered) / len(relevant)
+def _recall(matrix: Sequence[set[int]], n_relevant: int) -> float | None:
+    return len(set().union(*matrix)) / n_relevant if n_relevant else None
 
 
-def first_cover_gains(relevant: Sequence[RelevantLike], chunks: Sequence[ChunkLike]) -> list[int]:
-    """Binary gain per position: 1 when it covers a relevant item no earlier position covered."""
+def _first_cover(matrix: Sequence[set[int]]) -> list[int]:
     seen: set[int] = set()
     gains = []
-    for covered in coverage_matrix(relevant, chunks):
+    for covered in matrix:
         gains.append(1 if covered - seen else 0)
         seen |= covered
     return gains
@@ -115,22 +110,38 @@ def _discount(position: int) -> float:
     return 1.0 / math.log2(position + 2)
 
 
+def _ndcg(gains: Sequence[int], n_relevant: int) -> float | None:
+    if not n_relevant:
+        return None
+    dcg = math.fsum(_discount(i) for i, gain in enumerate(gains[:PACK_SIZE]) if gain)
+    ideal = math.fsum(_discount(i) for i in range(min(n_relevant, PACK_SIZE)))
+    return dcg / ideal
+
+
+def _mrr(gains: Sequence[int], n_relevant: int) -> float | None:
+    if not n_relevant:
+        return None
+    return next((1.0 / (i + 1) for i, gain in enumerate(gains[:PACK_SIZE]) if gain), 0.0)
+
+
+def recall(relevant: Sequence[RelevantLike], chunks: Sequence[ChunkLike]) -> float | None:
+    """Covered relevant items / relevant items (no cut-off); None when there are none."""
+    return _recall(coverage_matrix(relevant, chunks), len(relevant))
+
+
+def first_cover_gains(relevant: Sequence[RelevantLike], chunks: Sequence[ChunkLike]) -> list[int]:
+    """Binary gain per position: 1 when it covers a relevant item no earlier position covered."""
+    return _first_cover(coverage_matrix(relevant, chunks))
+
+
 def ndcg_at_10(relevant: Sequence[RelevantLike], pack: Sequence[ChunkLike]) -> float | None:
     """nDCG@10 with binary first-cover gains; ideal DCG from min(n_relevant, 10)."""
-    if not relevant:
-        return None
-    gains = first_cover_gains(relevant, pack[:PACK_SIZE])
-    dcg = sum(_discount(i) for i, gain in enumerate(gains) if gain)
-    ideal = sum(_discount(i) for i in range(min(len(relevant), PACK_SIZE)))
-    return dcg / ideal
+    return _ndcg(first_cover_gains(relevant, pack[:PACK_SIZE]), len(relevant))
 
 
 def mrr_at_10(relevant: Sequence[RelevantLike], pack: Sequence[ChunkLike]) -> float | None:
     """1 / rank of the first pack position covering a relevant item (0 when none in the top 10)."""
-    if not relevant:
-        return None
-    gains = first_cover_gains(relevant, pack[:PACK_SIZE])
-    return next((1.0 / (i + 1) for i, gain in enumerate(gains) if gain), 0.0)
+    return _mrr(first_cover_gains(relevant, pack[:PACK_SIZE]), len(relevant))
 
 
 def case_detail(case: GoldenCase, result: CaseResult) -> dict[str, Any]:
@@ -138,8 +149,12 @@ def case_detail(case: GoldenCase, result: CaseResult) -> dict[str, Any]:
     relevant = case.relevant
     pack = result.evidence[:PACK_SIZE]
     candidates = result.candidates[:CANDIDATE_CAP]
-    covered_pack = set().union(*coverage_matrix(relevant, pack))
-    covered_candidates = set().union(*coverage_matrix(relevant, candidates))
+    n_relevant = len(relevant)
+    pack_matrix = coverage_matrix(relevant, pack)
+    candidate_matrix = coverage_matrix(relevant, candidates)
+    covered_pack = set().union(*pack_matrix)
+    covered_candidates = set().union(*candidate_matrix)
+    gains = _first_cover(pack_matrix)
     expected = case.expected_outcome.value
     outcome = str(result.outcome)
     forbidden = set(case.must_not_cite)
@@ -149,6 +164,7 @@ def case_detail(case: GoldenCase, result: CaseResult) -> dict[str, Any]:
     }
     return {
         "case_id": case.case_id,
+        "tenant_id": case.tenant_id,
         "split": case.split,
         "expected_outcome": expected,
         "outcome": outcome,
@@ -158,11 +174,12 @@ def case_detail(case: GoldenCase, result: CaseResult) -> dict[str, Any]:
         "reason_codes": sorted({str(code) for code in result.reason_codes}),
         "flags": {name: bool(result.flags.get(name, False)) for name in FLAG_NAMES},
         "flag_matches": flag_matches,
-        "n_relevant": len(relevant),
-        "recall_at_10": recall(relevant, pack),
-        "candidate_recall_at_40": recall(relevant, candidates),
-        "ndcg_at_10": ndcg_at_10(relevant, pack),
-        "mrr_at_10": mrr_at_10(relevant, pack),
+        "n_relevant": n_relevant,
+        "recall_at_10": _recall(pack_matrix, n_relevant),
+        "candidate_recall_at_40": _recall(candidate_matrix, n_relevant),
+        "ndcg_at_10": _ndcg(gains, n_relevant),
+        "mrr_at_10": _mrr(gains, n_relevant),
+        "pack_gains": gains,
         "missed_at_10": [
             {"doc_version_id": item.doc_version_id, "quote": item.quote}
             for i, item in enumerate(relevant)

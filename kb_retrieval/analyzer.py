@@ -159,18 +159,18 @@ def _date_from_match(kind: str, match: re.Match[str]) -> tuple[int, int | None, 
 def find_dates(text: str) -> list[DateMatch]:
     """Non-overlapping date expressions of text, leftmost first (earlier pattern wins a tie)."""
     found: list[DateMatch] = []
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))
     for kind, pattern in _DATE_PATTERNS:
         for match in pattern.finditer(text):
             start, end = match.span()
-            if any(start < t_end and t_start < end for t_start, t_end in taken):
+            if any(taken[start:end]):
                 continue
             parsed = _date_from_match(kind, match)
             if parsed is None:
                 continue
             month, day, year = parsed
             found.append(DateMatch(start, end, _canonical(month, day, None), year))
-            taken.append((start, end))
+            taken[start:end] = b"\x01" * (end - start)
     return sorted(found, key=lambda item: item.start)
 
 

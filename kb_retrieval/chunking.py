@@ -113,12 +113,13 @@ def _count_all(counter: TokenCounter, texts: Sequence[str]) -> list[int]:
 # ---- source locators -------------------------------------------------------------------------
 
 _SLUG_RUN = re.compile(r"[\W_]+")
+_NUMBER = r"(?:0|[1-9][0-9]*)"
 _LOCATOR = re.compile(
-    r"^docv:(?P<doc_version_id>[^\s#|]+)#chunk:(?P<chunk_index>\d{3,})"
-    r"\|p:(?:(?P<page_start>\d+)-(?P<page_end>\d+)|-)"
-    r"\|sec:(?P<section_slug>-|[^\W_]+(?:-[^\W_]+)*)$"
+    r"docv:(?P<doc_version_id>[^\s#|]+)#chunk:(?P<chunk_index>[0-9]{3}|[1-9][0-9]{3,})"
+    rf"\|p:(?:(?P<page_start>{_NUMBER})-(?P<page_end>{_NUMBER})|-)"
+    r"\|sec:(?P<section_slug>-|[^\W_]+(?:-[^\W_]+)*)"
 )
-_DOC_VERSION_ID = re.compile(r"^[^\s#|]+$")
+_DOC_VERSION_ID = re.compile(r"[^\s#|]+")
 
 
 def slugify_section(title: str | None) -> str:
@@ -136,23 +137,23 @@ def format_source_locator(
     section_title: str | None,
 ) -> str:
     """``docv:{id}#chunk:{000}|p:{start}-{end}|sec:{slug}`` (p:- without pages)."""
-    if not _DOC_VERSION_ID.match(doc_version_id):
+    if not _DOC_VERSION_ID.fullmatch(doc_version_id):
         raise ValueError(
             f"doc_version_id may not be empty or hold whitespace, #, |: {doc_version_id!r}"
         )
     if chunk_index < 0:
         raise ValueError(f"negative chunk_index {chunk_index}")
-    pages = (
-        "-"
-        if page_start is None
-        else f"{page_start}-{page_start if page_end is None else page_end}"
-    )
-    return f"docv:{doc_version_id}#chunk:{chunk_index:03d}|p:{pages}|sec:{slugify_section(section_title)}"
+    if page_start is None:
+        pages = "-"
+    else:
+        pages = f"{page_start}-{page_start if page_end is None else page_end}"
+    slug = slugify_section(section_title)
+    return f"docv:{doc_version_id}#chunk:{chunk_index:03d}|p:{pages}|sec:{slug}"
 
 
 def parse_source_locator(locator: str) -> dict[str, Any]:
-    """Inverse of format_source_locator: doc_version_id, chunk_index, page_start/end, section_slug."""
-    match = _LOCATOR.match(locator)
+    """Inverse of format_source_locator (section_slug None for "sec:-"); ValueError if malformed."""
+    match = _LOCATOR.fullmatch(locator)
     if match is None:
         raise ValueError(f"not a source locator: {locator!r}")
     start, end, slug = match["page_start"], match["page_end"], match["section_slug"]
@@ -527,7 +528,7 @@ def chunk_document(
     category: str | None = None,
 ) -> list[Chunk]:
     """Cut a parsed document into deterministic chunks (empty list for a document without text)."""
-    if not _DOC_VERSION_ID.match(doc_version_id):
+    if not _DOC_VERSION_ID.fullmatch(doc_version_id):
         raise ValueError(
             f"doc_version_id may not be empty or hold whitespace, #, |: {doc_version_id!r}"
         )

@@ -49,9 +49,10 @@ _OBLIGATION = re.compile(
     r"\b(?:"
     r"must|shall|required?|requires|requirement|mandatory|obligat\w*|cannot|can ?not"
     r"|may not|will not|won't|will be|not (?:permitted|allowed|eligible|accepted|refundable)"
-    r"|prohibited|forbidden|only (?:if|when|after|before)|no later than|at (?:the )?(?:least|latest)"
-    r"|prior to|responsible for|agrees?|acknowledges?|entitle[sd]?|non-?refundable|no refunds?"
-    r"|are subject to|is subject to|reserve[sd]? the right|(?:is|are) (?:not )?(?:included|covered)"
+    r"|prohibited|forbidden|only (?:if|when|after|before)|no later than"
+    r"|at (?:the )?(?:least|latest)|prior to|responsible for|agrees?|acknowledges?|entitle[sd]?"
+    r"|non-?refundable|no refunds?|(?:are|is) subject to|reserve[sd]? the right"
+    r"|(?:is|are) (?:not )?(?:included|covered)"
     r")\b",
     _FLAGS,
 )

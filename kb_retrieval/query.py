@@ -34,6 +34,7 @@ VARIANT_WEIGHTS: dict[str, float] = {
 MAX_DIRECT_TERMS = 32
 MAX_EXACT_ITEMS = 6
 MAX_EXPANSION_WORDS = 12
+MAX_QUERY_CHARS = 4000  # the focus text is cut here (latency); sensitivity reads the whole thread
 
 # Documented intent list: name -> regex over prepared (case-folded, dates canonical) text.
 INTENT_PATTERNS: dict[str, str] = {
@@ -328,7 +329,7 @@ def _token_terms(token: _Token) -> list[str]:
 def _is_code(token: _Token) -> bool:
     if token.kind in {"email", "hash"}:
         return True
-    if token.kind != "word":
+    if token.kind != "word" or token.surface.isalpha():
         return False
     pieces = re.split(r"[-/]", token.surface)
     if any(
@@ -413,7 +414,12 @@ def _direct_terms(tokens: list[_Token], text: str) -> list[str]:
         if "?" in text[token.end : following]:
             questions.add(token.sentence)
     ordered = sorted(tokens, key=lambda token: (token.sentence not in questions, token.start))
-    return _dedupe(term for token in ordered for term in _token_terms(token))[:MAX_DIRECT_TERMS]
+    terms: dict[str, None] = {}
+    for token in ordered:
+        if len(terms) >= MAX_DIRECT_TERMS:
+            break
+        terms.update(dict.fromkeys(_token_terms(token)))
+    return list(terms)[:MAX_DIRECT_TERMS]
 
 
 def _quote(item: str) -> str:
@@ -524,8 +530,21 @@ def _content_count(terms: Sequence[str]) -> int:
 
 
 def _analyse_text(text: str, entities: tuple[str, ...]) -> tuple[str, list[_Token]]:
+    """Case-kept normalised text (cut at MAX_QUERY_CHARS, on a space) and its tokens."""
+    if len(text) > MAX_QUERY_CHARS:
+        cut = text.rfind(" ", 0, MAX_QUERY_CHARS)
+        text = text[: cut if cut > 0 else MAX_QUERY_CHARS]
     prepared_case = canonicalize_times(expand_contractions(normalize_text(text)))
     return prepared_case, _tokenize(prepared_case, entities)
+
+
+def _trip_text(core: list[str], intents: Sequence[str], direct_terms: Sequence[str]) -> str:
+    """Trip names/dates + "itinerary" + the itinerary vocabulary of the intents (or key terms)."""
+    core = [*core, "itinerary"]
+    present = set(" ".join(core).split())
+    vocab = [TRIP_EXPANSIONS[name] for name in intents if name in TRIP_EXPANSIONS]
+    extra = [term for term in vocab or direct_terms[:5] if not set(term.split()) <= present]
+    return " ".join(_dedupe([*core, *extra]))
 
 
 def _variant(kind: str, text: str) -> QueryVariant:
@@ -550,10 +569,11 @@ def build_query_plan(
     prepared = prepare(text)
     full_prepared = prepare(guest.full)
     intents = _intents(prepared)
-    exception = detect_exception_request(full_prepared, _intents(full_prepared))
+    full_intents = _intents(full_prepared)
+    exception = detect_exception_request(full_prepared, full_intents)
     policy_like = exception or bool(POLICY_INTENTS.intersection(intents))
     if caller_sensitivity is None:
-        caller_sensitivity = derive_sensitivity(full_prepared, _intents(full_prepared), exception)
+        caller_sensitivity = derive_sensitivity(full_prepared, full_intents, exception)
 
     letters = [char for char in text if char.isalpha()]
     shouting = len(letters) >= 8 and sum(c.isupper() for c in letters) > 0.6 * len(letters)
@@ -590,11 +610,8 @@ def build_query_plan(
             variants.append(_variant("policy_expansion", _expansion(intents, exception)))
         context_terms = _trip_context_terms(trip_context)
         if matched or trip_terms or dates or context_terms:
-            vocab = [TRIP_EXPANSIONS[name] for name in intents if name in TRIP_EXPANSIONS]
-            core = [*matched, *trip_terms, *dates, *years, *nouns, *context_terms, "itinerary"]
-            present = set(" ".join(core).split())
-            extra = [t for t in vocab or direct_terms[:5] if not set(t.split()) <= present]
-            variants.append(_variant("trip_specific", " ".join(_dedupe([*core, *extra]))))
+            core = [*matched, *trip_terms, *dates, *years, *nouns, *context_terms]
+            variants.append(_variant("trip_specific", _trip_text(core, intents, direct_terms)))
         exact, triggered = _exact_items(tokens, text, quoted, names)
         if triggered:
             variants.append(_variant("exact_term", " ".join(exact)))

@@ -109,7 +109,7 @@ def test_version_names_the_stemmer() -> None:
     assert ANALYZER_VERSION.startswith("en-v1+snowball-")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(max_size=200))
 def test_analyze_is_deterministic_and_clean(text: str) -> None:
     terms = analyze(text)

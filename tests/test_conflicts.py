@@ -271,7 +271,6 @@ def test_unlinked_terms_versions() -> None:
     ), "separate terms documents are not versions of each other"
 
 
-
 def test_linked_terms_versions_are_fine() -> None:
     v1 = chunk("a", Category.TERMS_POLICY, "Terms.", rank=1, doc="t", version="t-v1")
     v2 = chunk(

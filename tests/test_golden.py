@@ -130,6 +130,12 @@ def test_errors_name_line_and_field(
     assert all(i.startswith("2|") for i in issues)
 
 
+def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "golden.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(MINIMAL_EXAMPLE).encode() + b"\r\n")
+    assert [c.case_id for c in load_golden(path)] == ["m"]
+
+
 def test_missing_required_fields_and_non_object(tmp_path: Path) -> None:
     path = _write(tmp_path, [{"case_id": "a"}, [1, 2], "{not json"])
     issues = _issues(path)
@@ -258,8 +264,8 @@ def _mutate(case: dict[str, Any], rng: random.Random) -> dict[str, Any]:
                 pool = KEY_POOL[key] if key in KEY_POOL and rng.random() < 0.6 else VALUE_POOL
                 target[key] = copy.deepcopy(rng.choice(pool))
             else:
-                target[rng.choice(["extra", "low_confidence", "subject", "split"])] = (
-                    copy.deepcopy(rng.choice(VALUE_POOL))
+                target[rng.choice(["extra", "low_confidence", "subject", "split"])] = copy.deepcopy(
+                    rng.choice(VALUE_POOL)
                 )
         elif target and action < 0.5:
             target[rng.randrange(len(target))] = copy.deepcopy(rng.choice(VALUE_POOL))
@@ -298,11 +304,13 @@ def test_model_and_schema_agree_on_mutated_cases() -> None:
     "example",
     [
         MINIMAL_EXAMPLE | {"email": {"messages": [{"role": "guest", "text": "a"}]}},
-        MINIMAL_EXAMPLE | {"email": {"subject": None, "messages": [{"role": "guest", "text": "a"}]}},
+        MINIMAL_EXAMPLE
+        | {"email": {"subject": None, "messages": [{"role": "guest", "text": "a"}]}},
         MINIMAL_EXAMPLE | {"trip_context": None, "split": None, "expected_reason_codes": None},
         MINIMAL_EXAMPLE | {"trip_context": {}},
         MINIMAL_EXAMPLE | {"note": None, "tags": ["a", "b"]},
-        MINIMAL_EXAMPLE | {"expected_flags": {"low_confidence": False, "stale_only_evidence": True}},
+        MINIMAL_EXAMPLE
+        | {"expected_flags": {"low_confidence": False, "stale_only_evidence": True}},
     ],
 )
 def test_model_and_schema_accept_the_same_valid_examples(example: dict[str, Any]) -> None:

@@ -210,6 +210,7 @@ def test_details_are_ordered_and_diagnostic() -> None:
     details = case_details(cases, list(reversed(results)))
     assert [d["case_id"] for d in details] == ["refund", "boots", "nothing", "vague"]
     refund = details[0]
+    assert refund["tenant_id"] == "alpine-treks" and refund["split"] is None
     assert refund["unsafe_pass"] is True and refund["outcome_correct"] is False
     assert refund["must_not_cite_hits"] == ["terms_v1:24 hours"]
     assert refund["flag_matches"] == {"conflicting_evidence": True, "low_confidence": False}

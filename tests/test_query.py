@@ -327,7 +327,7 @@ def test_known_entity_order_does_not_matter() -> None:
     assert first.entities == ("jun 14", "patagonia")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.text(max_size=160),
     st.lists(st.sampled_from(["Patagonia", "Inca Trail", "tour du mont blanc", "PFD"]), max_size=3),
@@ -377,7 +377,7 @@ WORDS = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(WORDS, max_size=25))
 def test_plans_from_domain_words_are_stable(words: list[str]) -> None:
     email = " ".join(words)

@@ -74,11 +74,13 @@ def render_pdf(blocks: list[Block], out: Path, org: str, subject: str, created: 
                 pdf.add_page()
             pdf.ln(3 if block.level > 1 else 0)
             pdf.set_font("Helvetica", "B", sizes[block.level])
-            pdf.multi_cell(0, sizes[block.level] * 0.5, block.text, new_x="LMARGIN", new_y="NEXT")
+            pdf.multi_cell(
+                0, sizes[block.level] * 0.5, block.text, align="L", new_x="LMARGIN", new_y="NEXT"
+            )
             pdf.ln(2)
         elif block.kind == "paragraph":
             pdf.set_font("Helvetica", "", 10.5)
-            pdf.multi_cell(0, 5.5, block.text, new_x="LMARGIN", new_y="NEXT")
+            pdf.multi_cell(0, 5.5, block.text, align="L", new_x="LMARGIN", new_y="NEXT")
             pdf.ln(2.5)
         elif block.kind in ("bullets", "numbered"):
             pdf.set_font("Helvetica", "", 10.5)
@@ -86,7 +88,7 @@ def render_pdf(blocks: list[Block], out: Path, org: str, subject: str, created: 
                 marker = "-" if block.kind == "bullets" else f"{number}."
                 pdf.set_x(pdf.l_margin + 4)
                 pdf.cell(6, 5.5, marker)
-                pdf.multi_cell(pdf.epw - 10, 5.5, item, new_x="LMARGIN", new_y="NEXT")
+                pdf.multi_cell(pdf.epw - 10, 5.5, item, align="L", new_x="LMARGIN", new_y="NEXT")
                 pdf.ln(1)
             pdf.ln(1.5)
         elif block.kind == "table":

@@ -8,6 +8,8 @@ import sys
 
 import typer
 
+from kb_pipeline.cli.ask_cmd import ask
+from kb_pipeline.cli.eval_cmd import evaluate
 from kb_pipeline.cli.ingest_cmd import ingest
 
 app = typer.Typer(
@@ -16,6 +18,8 @@ app = typer.Typer(
     help="Trust-first knowledge grounding: ingest tenant knowledge, ask, evaluate.",
 )
 app.command("ingest")(ingest)
+app.command("ask")(ask)
+app.command("eval")(evaluate)
 
 
 @app.command("ui")

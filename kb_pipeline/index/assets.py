@@ -1,7 +1,5 @@
 """Index assets: window embeddings of every chunk, then the atomic publish into the search index."""
 
-from __future__ import annotations
-
 import time
 
 from dagster import AssetExecutionContext, MaterializeResult, asset

@@ -1,7 +1,5 @@
 """Asset checks on the search index."""
 
-from __future__ import annotations
-
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
 
 from kb_pipeline.index.assets import search_index

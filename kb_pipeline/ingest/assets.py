@@ -1,7 +1,5 @@
 """Ingestion assets: parse each document version, then cut it into chunks (thin wrappers)."""
 
-from __future__ import annotations
-
 import time
 
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset

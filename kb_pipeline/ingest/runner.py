@@ -15,6 +15,7 @@ from kb_pipeline.ingest.registration import register_folder
 from kb_pipeline.resources import KnowledgeBaseResource
 
 INGEST_ASSETS = [parsed_documents, document_chunks, chunk_embeddings, search_index]
+QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 Progress = Callable[[int, int, str], None]
 
 

@@ -1,7 +1,5 @@
 """A sensor that watches the tenant folders and ingests what changed."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

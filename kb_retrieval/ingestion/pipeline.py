@@ -298,7 +298,7 @@ class IngestionPipeline:
             parse_row = conn.execute(sql.SELECT_PARSE, key).fetchone()
         parsed = spans_from_json(parse_row[2], self.versions.parser_version, parse_row[1])
         counter = WordPieceCounter(load_fast_tokenizer())
-        chunks = chunk_document(parsed, doc_version_id, counter, self.chunker_config)
+        chunks = chunk_document(parsed, doc_version_id, counter, self.chunker_config, category=version[3])
         rows = []
         for chunk in chunks:
             freqs = term_frequencies(chunk.text)

@@ -83,12 +83,14 @@ def parse_file(path: Path) -> ParsedDocument:
     path = Path(path)
     parser = _PARSERS.get(path.suffix.lower())
     if parser is None:
-        kind = "legacy binary Word .doc" if path.suffix.lower() == ".doc" else "file type"
+        suffix = path.suffix.lower()
+        what = "legacy binary Word (.doc) file" if suffix == ".doc" else f"file type {suffix!r}"
+        if not suffix:
+            what = "file without extension"
         raise ParseError.for_file(
             IngestReason.PARSE_UNSUPPORTED_FORMAT,
             path,
-            f"unsupported {kind} {path.suffix or '(no extension)'!r}; "
-            "supported: .pdf .docx .txt .md .html .htm",
+            f"unsupported {what}; supported: .pdf .docx .txt .md .html .htm",
         )
     data = _read(path)
     if not data:

@@ -10,7 +10,11 @@ start-up once. The worker sets RLIMIT_AS to `max_memory_mb` before it takes work
   ParseError(PARSE_TOO_LARGE);
 - a ParseError raised in the worker arrives unchanged in the caller.
 Worker start-up (about a second) is not counted in `timeout_s`. Calls are serialised by a
-lock; a call with a different `max_memory_mb` than the running worker replaces it.
+lock; a call with a different `max_memory_mb` than the running worker replaces it. Paths
+are sent as absolute paths, so messages name the file absolutely.
+
+As with any "spawn" process, the worker re-imports the caller's `__main__` module: a script
+that calls this at import time must use the `if __name__ == "__main__":` guard.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import multiprocessing
+import pickle
 import resource
 import threading
 from multiprocessing.connection import Connection
@@ -154,13 +159,14 @@ def parse_file_guarded(
 ) -> ParsedDocument:
     """`parse_file` in the warm worker process, bounded in time and memory."""
     with _lock:
+        request = str(Path(path).absolute())
         worker = _get_worker(max_memory_mb)
         try:
-            worker.conn.send(str(path))
+            worker.conn.send(request)
         except OSError:
-            _discard_worker()
+            _discard_worker(graceful=False)
             worker = _get_worker(max_memory_mb)
-            worker.conn.send(str(path))
+            worker.conn.send(request)
         if not worker.conn.poll(timeout_s):
             _discard_worker(graceful=False)
             raise ParseError.for_file(
@@ -168,7 +174,7 @@ def parse_file_guarded(
             )
         try:
             status, payload = worker.conn.recv()
-        except (EOFError, OSError):
+        except (EOFError, OSError, pickle.UnpicklingError):
             code = worker.exit_code()
             _discard_worker()
             raise ParseError.for_file(

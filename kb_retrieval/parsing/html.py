@@ -67,7 +67,9 @@ def _inline_text(node: Any) -> str:
 
 
 def _is_data_table(table: Any) -> bool:
-    return table.css_first("table, h1, h2, h3, h4, h5, h6") is None
+    """A table without nested tables or headings (otherwise it is a layout table)."""
+    inner = table.css("table, h1, h2, h3, h4, h5, h6")
+    return all(node.mem_id == table.mem_id for node in inner)
 
 
 def _table_text(table: Any) -> str:

@@ -15,6 +15,7 @@ The result is idempotent: normalising it again changes nothing.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -23,7 +24,6 @@ from kb_retrieval.models import Span, SpanKind
 
 _NEWLINES = re.compile(r"\r\n|[\r\u2028\u2029\x0b\x0c\x85]")
 _SOFT_HYPHEN_EOL = re.compile(r"\u00ad[ \t]*\n[ \t]*")
-_SPACES = re.compile(r"[^\S\n]+")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _PRIVATE_BULLETS = {"\uf0a7": "\u2022", "\uf0b7": "\u2022", "\uf0fc": "\u2022"}
 _DROPPED_FORMAT = frozenset(
@@ -31,11 +31,13 @@ _DROPPED_FORMAT = frozenset(
     "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff"
 )
 _HYPHENS = ("-", "\u2010")
+_SUSPECT = re.compile(r"[^\n\x20-\x7e]")
+_ASCII_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+_BREAK_CHARS = "\r\u2028\u2029\x0b\x0c\x85"
 
 
+@functools.cache
 def _clean_char(char: str) -> str:
-    if char == "\n":
-        return char
     if char == "\t":
         return " "
     if char in _PRIVATE_BULLETS:
@@ -50,21 +52,29 @@ def _clean_char(char: str) -> str:
 
 def strip_controls(text: str) -> str:
     """Remove control, invisible-format and private-use characters (steps 1-3)."""
-    text = _NEWLINES.sub("\n", text)
-    text = _SOFT_HYPHEN_EOL.sub("", text)
-    return "".join(_clean_char(char) for char in text)
+    if any(char in text for char in _BREAK_CHARS):
+        text = _NEWLINES.sub("\n", text)
+    if "\u00ad" in text:
+        text = _SOFT_HYPHEN_EOL.sub("", text)
+    if text.isascii():
+        if _ASCII_CONTROL.search(text) is None:
+            return text
+        return _ASCII_CONTROL.sub(lambda match: _clean_char(match.group()), text)
+    return _SUSPECT.sub(lambda match: _clean_char(match.group()), text)
 
 
 def normalize_text(text: str) -> str:
     """Normalise a block of text, keeping its line structure (see the module docstring)."""
     text = unicodedata.normalize("NFKC", strip_controls(text))
-    lines = [_SPACES.sub(" ", line).strip() for line in text.split("\n")]
-    return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip("\n")
+    text = "\n".join(" ".join(line.split()) for line in text.split("\n"))
+    if "\n\n\n" in text:
+        text = _BLANK_RUNS.sub("\n\n", text)
+    return text.strip("\n")
 
 
 def normalize_inline(text: str) -> str:
     """Normalise text to one line: as `normalize_text`, then every line break is a space."""
-    return _SPACES.sub(" ", normalize_text(text).replace("\n", " ")).strip()
+    return " ".join(normalize_text(text).split())
 
 
 def join_wrapped_lines(lines: Iterable[str]) -> str:

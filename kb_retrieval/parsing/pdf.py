@@ -15,10 +15,12 @@ Decisions:
   the previous line closed a sentence (or the page/paragraph just began) and the next line
   does not start in lower case; an unnumbered heading must also be shorter than 60 % of
   the page's median line (pages of 5+ lines), which keeps wrapped lines of narrow columns
-  out; lines repeated at the top or bottom of at least half of the pages (running
-  headers/footers, >= 3 pages) are never headings. Bullet lines and "1." / "a)" lines start
-  list items, which end at a line closing a sentence. Bare page numbers at the page edges
-  are dropped.
+  out. Bullet lines and "1." / "a)" lines start list items, which end at a line closing a
+  sentence.
+- Page furniture: among the first and last two lines of each page, bare page numbers
+  ("7", "Page 3 of 10") and running headers/footers (the same line, digits ignored, at the
+  edges of at least half of the pages of a 3+ page document) are dropped (counted in the
+  warnings).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from pypdf import PasswordType, PdfReader
-from pypdf.errors import DependencyError, FileNotDecryptedError
+from pypdf.errors import FileNotDecryptedError
 
 from kb_retrieval.models import IngestReason, SpanKind
 from kb_retrieval.parsing.errors import ParseError
@@ -44,6 +46,8 @@ _PAGE_NUMBER = re.compile(
     r"^[-\u2013\u2014 ]*(page\s*)?\d{1,4}(\s*(/|of)\s*\d{1,4})?[-\u2013\u2014 ]*$", re.I
 )
 _SENTENCE_END = tuple(".!?:;")
+_DO = re.compile(rb"/([^\s/\[\]()<>{}%]+)\s*Do\b")
+_INLINE_IMAGE = re.compile(rb"(?:^|\s)BI\s.{0,2048}?\sID\s", re.S)
 
 
 def _open(data: bytes, path: Path, out: SpanCollector) -> PdfReader:
@@ -58,39 +62,55 @@ def _open(data: bytes, path: Path, out: SpanCollector) -> PdfReader:
     if reader.is_encrypted:
         try:
             result = reader.decrypt("")
-        except DependencyError as exc:
-            raise ParseError.for_file(
-                IngestReason.PARSE_ENCRYPTED, path, f"encrypted; cannot decrypt ({exc})"
-            ) from exc
+        except MemoryError:
+            raise
+        except Exception as exc:
+            detail = f"encrypted PDF that cannot be decrypted ({type(exc).__name__}: {exc})"
+            raise ParseError.for_file(IngestReason.PARSE_ENCRYPTED, path, detail) from exc
         if result == PasswordType.NOT_DECRYPTED:
             raise ParseError.for_file(
                 IngestReason.PARSE_ENCRYPTED, path, "encrypted PDF needs a password"
             )
-        out.warnings.append("encrypted with an empty user password: opened without a password")
+        out.warnings.append("encrypted, but opened with the empty password")
     return reader
 
 
+def _draws_image(content: bytes, resources: Any, depth: int = 0) -> bool:
+    """Whether a content stream paints an image: inline, or an image XObject it invokes."""
+    if _INLINE_IMAGE.search(content):
+        return True
+    names = set(_DO.findall(content))
+    xobjects = resources.get("/XObject") if resources is not None else None
+    if not names or xobjects is None:
+        return False
+    xobjects = xobjects.get_object()
+    for name in sorted(names):
+        ref = xobjects.get("/" + name.decode("latin-1"))
+        xobject = ref.get_object() if ref is not None else None
+        if xobject is None:
+            continue
+        if xobject.get("/Subtype") == "/Image":
+            return True
+        if xobject.get("/Subtype") == "/Form" and depth < 4:
+            inner = xobject.get("/Resources")
+            inner = inner.get_object() if inner is not None else resources
+            if _draws_image(xobject.get_data(), inner, depth + 1):
+                return True
+    return False
+
+
 def _has_image(page: Any) -> bool:
-    """Whether the page draws an image XObject (directly or in a form XObject)."""
+    """Whether the page paints an image (directly or through form XObjects)."""
     try:
+        contents = page.get_contents()
+        if contents is None:
+            return False
         resources = page.get("/Resources")
-        pending = [resources.get_object()] if resources is not None else []
-        for _ in range(8):
-            if not pending:
-                break
-            xobjects = pending.pop().get("/XObject")
-            if xobjects is None:
-                continue
-            for ref in xobjects.get_object().values():
-                xobject = ref.get_object()
-                if xobject.get("/Subtype") == "/Image":
-                    return True
-                inner = xobject.get("/Resources")
-                if xobject.get("/Subtype") == "/Form" and inner is not None:
-                    pending.append(inner.get_object())
+        return _draws_image(contents.get_data(), resources.get_object() if resources else None)
+    except MemoryError:
+        raise
     except Exception:
         return False
-    return False
 
 
 def _alnum(text: str) -> int:
@@ -109,7 +129,9 @@ def _extract_pages(reader: PdfReader, path: Path, out: SpanCollector) -> list[st
     for number, page in enumerate(pages, start=1):
         try:
             texts.append(normalize_text(page.extract_text() or ""))
-        except (RecursionError, Exception) as exc:
+        except MemoryError:
+            raise
+        except Exception as exc:
             failed += 1
             texts.append("")
             out.warnings.append(f"page {number}: text extraction failed ({type(exc).__name__})")
@@ -135,18 +157,42 @@ def _extract_pages(reader: PdfReader, path: Path, out: SpanCollector) -> list[st
     return texts
 
 
-def _running_lines(pages: list[list[str]]) -> set[str]:
-    """Keys of lines repeated at the page edges of >= half the pages (and >= 3 pages)."""
-    counter: Counter[str] = Counter()
-    for lines in pages:
-        edges = lines[:_EDGE_LINES] + lines[-_EDGE_LINES:]
-        counter.update({_edge_key(line) for line in edges})
-    threshold = max(3, (len(pages) + 1) // 2)
-    return {key for key, count in counter.items() if count >= threshold}
+def _edge_indices(lines: list[str]) -> set[int]:
+    filled = [index for index, line in enumerate(lines) if line]
+    return set(filled[:_EDGE_LINES] + filled[-_EDGE_LINES:])
 
 
 def _edge_key(line: str) -> str:
     return re.sub(r"\d+", "#", line.casefold())
+
+
+def _running_keys(pages: list[list[str]]) -> set[str]:
+    """Keys of lines repeated at the page edges of >= half the pages (and >= 3 pages)."""
+    if len(pages) < 3:
+        return set()
+    counter: Counter[str] = Counter()
+    for lines in pages:
+        counter.update({_edge_key(lines[index]) for index in _edge_indices(lines)})
+    threshold = max(3, (len(pages) + 1) // 2)
+    return {key for key, count in counter.items() if count >= threshold}
+
+
+def _strip_page_furniture(pages: list[list[str]], out: SpanCollector) -> list[list[str]]:
+    """Drop bare page numbers and running headers/footers from the edges of each page."""
+    running = _running_keys(pages)
+    stripped, dropped = [], 0
+    for lines in pages:
+        edges = _edge_indices(lines)
+        drop = {
+            index
+            for index in edges
+            if _PAGE_NUMBER.match(lines[index]) or _edge_key(lines[index]) in running
+        }
+        dropped += sum(1 for index in drop if not _PAGE_NUMBER.match(lines[index]))
+        stripped.append([line for index, line in enumerate(lines) if index not in drop])
+    if dropped:
+        out.warnings.append(f"dropped {dropped} running header/footer line(s)")
+    return stripped
 
 
 class _PageBuilder:
@@ -160,7 +206,7 @@ class _PageBuilder:
         self.lines, self.kind = [], SpanKind.PARAGRAPH
 
 
-def _emit_page(out: SpanCollector, lines: list[str], page: int, running: set[str]) -> None:
+def _emit_page(out: SpanCollector, lines: list[str], page: int) -> None:
     body = [line for line in lines if line]
     median = statistics.median(len(line) for line in body) if body else 0.0
     short = 0.7 * median
@@ -172,11 +218,8 @@ def _emit_page(out: SpanCollector, lines: list[str], page: int, running: set[str
             builder.flush()
             closed = True
             continue
-        at_edge = index < _EDGE_LINES or index >= len(lines) - _EDGE_LINES
-        if at_edge and _PAGE_NUMBER.match(line):
-            continue
         following = lines[index + 1] if index + 1 < len(lines) else ""
-        level = None if _edge_key(line) in running else guess_heading_level(line)
+        level = guess_heading_level(line)
         if level is not None and len(line) > narrow and not HEADING_NUMBER.match(line):
             level = None
         if level is not None and (closed or not builder.lines) and not following[:1].islower():
@@ -204,8 +247,7 @@ def parse_pdf(data: bytes, path: Path) -> SpanCollector:
     reader = _open(data, path, out)
     texts = _extract_pages(reader, path, out)
     out.page_count = len(texts)
-    pages = [text.split("\n") for text in texts]
-    running = _running_lines(pages) if len(pages) >= 3 else set()
+    pages = _strip_page_furniture([text.split("\n") for text in texts], out)
     for number, lines in enumerate(pages, start=1):
-        _emit_page(out, lines, number, running)
+        _emit_page(out, lines, number)
     return out

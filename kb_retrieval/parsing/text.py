@@ -1,8 +1,9 @@
 """Plain text and Markdown parsers, byte decoding, and the heading heuristic for plain lines.
 
-Plain text: blocks are separated by blank lines; a block of one line that passes
-`guess_heading_level` is a heading; lines starting with a bullet or an ordinal ("1.", "a)")
-are list items; the wrapped lines of any other block are joined into one paragraph.
+Plain text: blocks are separated by blank lines; a line underlined with === (level 1) or
+--- (level 2) is a heading, and so is a block of one line that passes `guess_heading_level`;
+lines starting with a bullet or an ordinal ("1.", "a)") are list items; the wrapped lines
+of any other block are joined into one paragraph.
 
 Markdown (CommonMark subset): ATX (`# Title`) and setext (`===`/`---`) headings with their
 markers removed, bulleted and ordered list items (bullets dropped, ordinals kept), pipe
@@ -34,6 +35,7 @@ _SMALL_WORDS = frozenset(
 HEADING_NUMBER = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})(\.?)\s+(\S.*)$")
 _TERMINAL = tuple(".,;:!?")
 _BULLET = re.compile(r"^\s*[-*+\u2022\u25e6\u25aa\u25cf\u2023\u2043\u2013\u2014]\s+(.*)$")
+_UNDERLINE = re.compile(r"^\s*(={3,}|-{3,})\s*$")
 _ORDINAL = re.compile(
     r"^\s*((?:\d{1,3}|[a-z]|[ivx]{1,5})[.)]|\((?:\d{1,3}|[a-z]|[ivx]{1,5})\))\s+(.*)$"
 )
@@ -116,6 +118,12 @@ def list_item_text(line: str) -> str | None:
 
 
 def _emit_plain_block(out: SpanCollector, lines: list[str]) -> None:
+    underline = _UNDERLINE.match(lines[1]) if len(lines) >= 2 else None
+    if underline and len(lines[0].strip()) <= 100:
+        out.heading(lines[0], 1 if underline.group(1)[0] == "=" else 2)
+        if len(lines) > 2:
+            _emit_plain_block(out, lines[2:])
+        return
     if len(lines) == 1:
         level = guess_heading_level(lines[0])
         if level is not None:
@@ -168,6 +176,8 @@ _INLINE_RULES = (
     (re.compile(r"<(https?://[^>\s]+|mailto:[^>\s]+)>"), r"\1"),
     (re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"), ""),
     (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])([^*]+?)(?<=[^\s*])\*(?![\w*])"), r"\1"),
+    (re.compile(r"(?<![\w_])_(?=[^\s_])([^_]+?)(?<=[^\s_])_(?![\w_])"), r"\1"),
     (re.compile(r"`+([^`]+?)`+"), r"\1"),
     (re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])"), r"\1"),
 )

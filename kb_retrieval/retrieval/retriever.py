@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ from kb_retrieval.retrieval.scoring import (
 from kb_retrieval.retrieval.selection import select_pack
 from kb_retrieval.retrieval.verdict import decide
 
+GENERIC_WORDS = {"departure", "itinerary", "trip", "tour", "day", "days", "the", "and"}
+MONTHS = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
 INDEX_GENERATION = "SELECT count(*), max(updated_at)::text FROM doc_builds WHERE tenant_id = %s"
 INSERT_AUDIT = """
 INSERT INTO retrieval_audit (tenant_id, config_version, as_of, query_hash, email_text, outcome,
@@ -101,7 +104,7 @@ class Retriever:
             email,
             sensitivity=sensitivity,
             trip_context=trip_context,
-            known_entities=titles,
+            known_entities=trip_entities(titles),
             min_content_tokens=self.config.min_content_tokens,
         )
         timings["plan"] = _ms(started)
@@ -283,8 +286,23 @@ def analyze_dates(text: str) -> list[str]:
 
 
 def _mentions_date(candidate: legs.Candidate, dates: set[str]) -> bool:
+    """Whether the chunk or its document title names one of the dates ("jun 1" is not "jun 14")."""
     haystack = canonicalize_dates(f"{candidate.version.title}\n{candidate.text}".casefold())
-    return any(d in haystack for d in dates)
+    return any(re.search(rf"(?<!\w){re.escape(d)}(?!\w)", haystack) for d in dates)
+
+
+def trip_entities(titles: Sequence[str]) -> list[str]:
+    """Short trip/product names from itinerary titles ("Patagonia Trek — June 14" -> "Patagonia Trek")."""
+    names: set[str] = set()
+    for title in titles:
+        for segment in re.split(r"\s[-–—:|(]\s?|[()]", title):
+            words = [w.strip(":,") for w in segment.split() if not any(ch.isdigit() for ch in w)]
+            words = [w for w in words if w.casefold()[:3] not in MONTHS and w.casefold() not in GENERIC_WORDS]
+            if words and len(" ".join(words)) >= 4:
+                names.add(" ".join(words))
+            if words and len(words[0]) >= 5 and words[0][0].isupper():
+                names.add(words[0])
+    return sorted(names)
 
 
 def _ms(start: float) -> float:

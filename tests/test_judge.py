@@ -1,0 +1,170 @@
+"""The deterministic support judge and its hand-labelled claim/evidence pairs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kb_eval.judge import (
+    extract_quantities,
+    judge_accuracy,
+    judge_claim,
+    load_claim_pairs,
+    normalise_text,
+)
+
+PAIRS = Path(__file__).resolve().parents[1] / "data" / "judge" / "claim_pairs.jsonl"
+REFUND = "Refund Window: Cancellations within 7 calendar days of departure are non-refundable."
+
+
+def test_pair_file_is_well_formed_and_balanced() -> None:
+    pairs = load_claim_pairs(PAIRS)
+    assert len(pairs) >= 120
+    assert len({pair["pair_id"] for pair in pairs}) == len(pairs)
+    labels = Counter(str(pair["label"]) for pair in pairs)
+    assert set(labels) == {"supported", "contradicted", "unrelated", "number_changed"}
+    assert all(0.15 <= count / len(pairs) <= 0.4 for count in labels.values())
+    holdout = sum(pair["split"] == "holdout" for pair in pairs)
+    assert 0.25 <= holdout / len(pairs) <= 0.4
+    for pair in pairs:
+        assert isinstance(pair["claim"], str) and pair["claim"]
+        assert isinstance(pair["evidence"], list) and pair["evidence"]
+        assert all(isinstance(text, str) and text for text in pair["evidence"])
+
+
+def test_judge_accuracy_on_labelled_pairs(record_property: pytest.RecordProperty) -> None:
+    pairs = load_claim_pairs(PAIRS)
+    result = judge_accuracy(pairs)
+    holdout = judge_accuracy([p for p in pairs if p["split"] == "holdout"])
+    record_property("judge_accuracy_overall", result["overall"])
+    record_property("judge_accuracy_holdout", holdout["overall"])
+    print(f"judge accuracy: all {result['overall']:.3f}, holdout {holdout['overall']:.3f}")
+    assert result["n"] == len(pairs)
+    assert result["overall"] >= 0.9
+    assert set(result["per_split"]) == {"dev", "holdout"}
+    assert all(accuracy >= 0.75 for accuracy in result["per_label"].values())
+
+
+def test_accuracy_arithmetic() -> None:
+    pairs = [
+        {
+            "pair_id": "a",
+            "claim": "The deposit is 20%.",
+            "evidence": ["A 20% deposit applies."],
+            "label": "supported",
+        },
+        {
+            "pair_id": "b",
+            "claim": "The deposit is 30%.",
+            "evidence": ["A 20% deposit applies."],
+            "label": "number_changed",
+        },
+        {
+            "pair_id": "c",
+            "claim": "The deposit is 30%.",
+            "evidence": ["A 20% deposit applies."],
+            "label": "supported",
+        },
+    ]
+    result = judge_accuracy(pairs)
+    assert result["overall"] == pytest.approx(2 / 3)
+    assert result["per_label"] == {"number_changed": 1.0, "supported": 0.5}
+    assert [error["pair_id"] for error in result["errors"]] == ["c"]
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Cancellations within 7 days of departure are non-refundable.",
+        "Cancellations within seven days of departure are non-refundable.",
+        "Cancellations within one week of departure are non-refundable.",
+        "Cancellations within 168 hours of departure are not refundable.",
+    ],
+)
+def test_duration_normalisation(claim: str) -> None:
+    assert judge_claim(claim, [REFUND]).label == "supported"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "label"),
+    [
+        ("The deposit is USD 250.", "A deposit of $250 is required.", "supported"),
+        ("The deposit is 250 dollars.", "A deposit of USD 250 is required.", "supported"),
+        ("The deposit is EUR 250.", "A deposit of $250 is required.", "unrelated"),
+        ("The deposit is $300.", "A deposit of $250 is required.", "contradicted"),
+        ("Check-in opens at 6am.", "Check-in opens at 06:00.", "supported"),
+        ("Check-in opens at 6 p.m.", "Check-in opens at 06:00.", "contradicted"),
+        ("Check-out is at noon.", "Check-out is at 12:00.", "supported"),
+        ("The bag limit is 15 kg.", "Bags may weigh at most 33 lbs.", "supported"),
+        ("The minimum age is 12.", "Guests must be at least 12 years old.", "supported"),
+        ("The minimum age is 14.", "Guests must be at least 12 years old.", "contradicted"),
+        (
+            "A 45-day cancellation gets a 50% refund.",
+            "Cancellations 30-59 days before departure get a 50% refund.",
+            "supported",
+        ),
+    ],
+)
+def test_numbers_must_match(claim: str, evidence: str, label: str) -> None:
+    assert judge_claim(claim, [evidence]).label == label
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Cancellations within 7 days are refundable.", REFUND),
+        ("Travel insurance is included.", "Not included: flights, travel insurance, tips."),
+        ("Helmets are optional.", "Helmets are mandatory on every route."),
+        ("Pets are welcome on our tours.", "Pets are not allowed on our tours."),
+    ],
+)
+def test_negation_mismatch_is_a_contradiction(claim: str, evidence: str) -> None:
+    verdict = judge_claim(claim, [evidence])
+    assert verdict.label == "contradicted"
+    assert verdict.reason
+
+
+def test_exception_clause_takes_the_opposite_polarity() -> None:
+    evidence = ["Pets are not allowed on any tour, with the exception of assistance dogs."]
+    assert judge_claim("Assistance dogs are allowed on tours.", evidence).label == "supported"
+    assert judge_claim("Pets are allowed on tours.", evidence).label == "contradicted"
+
+
+def test_unrelated_and_partial_support() -> None:
+    assert judge_claim("Wi-Fi is available in the lodge.", [REFUND]).label == "unrelated"
+    partial = "Cancellations within 7 days are non-refundable and bikes travel for free."
+    assert judge_claim(partial, [REFUND]).label != "supported"
+    both = "Cancellations within 7 days are non-refundable, and a 20% deposit confirms a booking."
+    evidence = [REFUND, "Bookings are confirmed on receipt of a 20% deposit."]
+    assert judge_claim(both, evidence).label == "supported"
+    assert judge_claim(both, [REFUND]).label != "supported"
+
+
+def test_no_evidence_is_unrelated() -> None:
+    assert judge_claim("The deposit is 20%.", []).label == "unrelated"
+
+
+def test_quantity_extraction() -> None:
+    quantities, blanked = extract_quantities(
+        normalise_text("Pay $1,200.50 and 20% within two weeks; bags up to 15 kg; 06:30; 5-6 hours")
+    )
+    found = {(q.kind, round(q.value, 2)) for q, _ in quantities}
+    assert found >= {
+        ("money_usd", 1200.5),
+        ("percent", 20.0),
+        ("duration_h", 336.0),
+        ("mass_kg", 15.0),
+        ("time", 390.0),
+        ("duration_h", 5.0),
+        ("duration_h", 6.0),
+    }
+    assert "1,200" not in blanked and "kg" not in blanked
+
+
+def test_judge_is_deterministic() -> None:
+    pairs = load_claim_pairs(PAIRS)[:40]
+    first = [judge_claim(str(p["claim"]), list(p["evidence"])) for p in pairs]  # type: ignore[arg-type]
+    second = [judge_claim(str(p["claim"]), list(p["evidence"])) for p in pairs]  # type: ignore[arg-type]
+    assert first == second
