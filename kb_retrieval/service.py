@@ -36,5 +36,7 @@ def open_knowledge_base(
     db.migrate()
     pipeline = IngestionPipeline(db, make_embedder(embedder))
     config = config or RetrievalConfig.from_env()
-    retriever = Retriever(db, pipeline.embedder, pipeline.versions, config, reranker_from_config(config))
+    retriever = Retriever(
+        db, pipeline.embedder, pipeline.versions, config, reranker_from_config(config)
+    )
     return KnowledgeBase(db, pipeline, retriever)

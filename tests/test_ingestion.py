@@ -11,7 +11,7 @@ import docx
 import pytest
 import yaml
 
-from kb_retrieval.ingestion.pipeline import EMBED_BATCH, IngestionPipeline
+from kb_retrieval.ingestion.pipeline import IngestionPipeline
 from tests.conftest import DEMO_TENANTS, SHARED
 
 LOCATOR = re.compile(r"^docv:[^#]+#chunk:\d{3}\|p:(-|\d+-\d+)\|sec:[^|]+$")

@@ -36,8 +36,8 @@ from kb_retrieval.models import (
     SpanKind,
 )
 from kb_retrieval.parsing import PARSER_VERSION, parse_entries
-from kb_retrieval.parsing.guard import parse_file_guarded
 from kb_retrieval.parsing.errors import ParseError
+from kb_retrieval.parsing.guard import parse_file_guarded
 
 EMBED_BATCH = 64
 Parser = Callable[[Path], ParsedDocument]
@@ -298,7 +298,9 @@ class IngestionPipeline:
             parse_row = conn.execute(sql.SELECT_PARSE, key).fetchone()
         parsed = spans_from_json(parse_row[2], self.versions.parser_version, parse_row[1])
         counter = WordPieceCounter(load_fast_tokenizer())
-        chunks = chunk_document(parsed, doc_version_id, counter, self.chunker_config, category=version[3])
+        chunks = chunk_document(
+            parsed, doc_version_id, counter, self.chunker_config, category=version[3]
+        )
         rows = []
         for chunk in chunks:
             freqs = term_frequencies(chunk.text)

@@ -163,7 +163,7 @@ def merge_quota(
     direct_lexical = sorted((r for r in lexical_hits if r[0] == 1), key=lambda r: (-r[2], r[1]))
     top1 = direct_lexical[0][1] if direct_lexical else None
     if top1 is not None and top1 not in ordered:
-        ordered = [*ordered[:config.candidate_cap - 1], top1]
+        ordered = [*ordered[: config.candidate_cap - 1], top1]
     return ordered, {pk: seen[pk] for pk in ordered}, top1
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from kb_retrieval.analyzer import analyze, canonicalize_dates
+from kb_retrieval.analyzer import analyze, canonicalize_dates, find_dates
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder
 from kb_retrieval.ingestion.pipeline import PipelineVersions
@@ -280,9 +280,8 @@ class Retriever:
 
 
 def analyze_dates(text: str) -> list[str]:
-    from kb_retrieval.analyzer import find_dates
-
-    return list(find_dates(text))
+    """Canonical forms ("jun 14") of the dates in `text`; ISO dates included."""
+    return [match.canonical for match in find_dates(text)]
 
 
 def _mentions_date(candidate: legs.Candidate, dates: set[str]) -> bool:
@@ -297,7 +296,11 @@ def trip_entities(titles: Sequence[str]) -> list[str]:
     for title in titles:
         for segment in re.split(r"\s[-–—:|(]\s?|[()]", title):
             words = [w.strip(":,") for w in segment.split() if not any(ch.isdigit() for ch in w)]
-            words = [w for w in words if w.casefold()[:3] not in MONTHS and w.casefold() not in GENERIC_WORDS]
+            words = [
+                w
+                for w in words
+                if w.casefold()[:3] not in MONTHS and w.casefold() not in GENERIC_WORDS
+            ]
             if words and len(" ".join(words)) >= 4:
                 names.add(" ".join(words))
             if words and len(words[0]) >= 5 and words[0][0].isupper():

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Set up, lint, and run the whole test suite against the real embedded PostgreSQL and model.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export HF_HUB_OFFLINE=1
+.venv/bin/ruff check .
+.venv/bin/python -m pytest "$@"
