@@ -1,0 +1,387 @@
+"""Ingestion throughput with the real MiniLM model on a replicated demo corpus.
+
+Each replica copies both demo tenant folders (data/tenants/*) under new tenant ids
+(`r07-alpine-treks`) and new doc_version_ids (`docv_..._r07`). The embedding cache is keyed by
+text hash within a tenant, so every replica embeds all its windows again; only the overlap
+between documents of one tenant (terms v1/v2) is cached, as in the demo itself.
+
+Reported, all in the same run: documents/chunks/windows per second of the first ingestion
+(`IngestionPipeline.register` + `run_all` per version), the time spent in the model inside the
+pipeline, a direct replay of the same windows through the embedder (same batches) for a subset
+of replicas, Dagster's in-process overhead on extra replicas (`ingest_folder`, ephemeral
+instance), and a second, unchanged ingestion of every replica (must embed nothing).
+
+    .venv/bin/python -m bench.ingest [--quick] [--json] [--replicas N]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+EMBED_BATCH = 64
+STEPS = ("parse", "chunk", "embed", "publish")
+
+
+class TimedEmbedder:
+    """Delegates to the real embedder and adds up the seconds spent in the model and tokenizer."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.model_id: str = inner.model_id
+        self.dimensions: int = inner.dimensions
+        self.embed_s = 0.0
+        self.windows_s = 0.0
+        self.texts = 0
+
+    def windows(self, text: str) -> list[str]:
+        started = time.perf_counter()
+        try:
+            return self.inner.windows(text)
+        finally:
+            self.windows_s += time.perf_counter() - started
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        started = time.perf_counter()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            self.embed_s += time.perf_counter() - started
+            self.texts += len(texts)
+
+
+class StepClock:
+    """Wraps the pipeline's step methods on the instance, so `run_all` itself is what runs."""
+
+    def __init__(self, pipeline: Any) -> None:
+        self.seconds: dict[str, float] = dict.fromkeys(STEPS, 0.0)
+        for name in STEPS:
+            setattr(pipeline, name, self._wrap(name, getattr(pipeline, name)))
+
+    def _wrap(self, name: str, step: Callable[..., Any]) -> Callable[..., Any]:
+        def timed_step(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return step(*args, **kwargs)
+            finally:
+                self.seconds[name] += time.perf_counter() - started
+
+        return timed_step
+
+
+def replicate(source: Path, target_root: Path, tag: str) -> Path:
+    """Copy one tenant folder under tenant `tag-<tenant>` with `_tag` appended to every version id."""
+    import yaml
+
+    manifest = yaml.safe_load((source / "kb.yaml").read_text(encoding="utf-8"))
+    manifest["tenant_id"] = f"{tag}-{manifest['tenant_id']}"
+    folder = target_root / manifest["tenant_id"]
+    folder.mkdir(parents=True)
+    for doc in manifest["documents"]:
+        doc["doc_version_id"] = f"{doc['doc_version_id']}_{tag}"
+        if doc.get("supersedes_doc_version_id"):
+            doc["supersedes_doc_version_id"] = f"{doc['supersedes_doc_version_id']}_{tag}"
+        if doc.get("source"):
+            shutil.copy2(source / doc["source"], folder / doc["source"])
+    text = yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True)
+    (folder / "kb.yaml").write_text(text, encoding="utf-8")
+    return folder
+
+
+def replica_folders(demo: Path, root: Path, tag: str) -> list[Path]:
+    return [replicate(src.parent, root, tag) for src in sorted(demo.glob("*/kb.yaml"))]
+
+
+def ingest_replica(pipeline: Any, folders: list[Path]) -> dict[str, Any]:
+    """register + run_all of every version of the replica's tenants; counts from the reports."""
+    out: dict[str, Any] = dict.fromkeys(
+        ("versions", "indexed", "chunks", "windows", "embedded_windows"), 0
+    )
+    out["registered"] = []
+    for folder in folders:
+        registration = pipeline.register(folder)
+        out["registered"].append((registration.tenant_id, registration.registered))
+        for version in registration.registered:
+            reports = pipeline.run_all(registration.tenant_id, version)
+            embed, publish = reports[2], reports[3]
+            out["versions"] += 1
+            out["windows"] += int(embed.metrics.get("windows", 0))
+            out["embedded_windows"] += int(embed.metrics.get("embedded_windows", 0))
+            if publish.state == "indexed":
+                out["indexed"] += 1
+                out["chunks"] += pipeline.build(registration.tenant_id, version)["chunk_count"]
+    return out
+
+
+def replay_embedding(
+    db: Any, embedder: Any, registered: list[tuple[str, list[str]]]
+) -> dict[str, Any]:
+    """Embed exactly the windows the pipeline embedded for these versions, same order and batches."""
+    seconds, embedded = 0.0, 0
+    for tenant, versions in registered:
+        seen: set[str] = set()
+        for version in versions:
+            with db.tenant(tenant) as conn:
+                texts = [
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT text FROM chunks WHERE doc_version_id = %s ORDER BY chunk_index",
+                        (version,),
+                    )
+                ]
+            windows = {_sha(w): w for text in texts for w in embedder.windows(text)}
+            missing = [h for h in sorted(windows) if h not in seen]
+            seen.update(missing)
+            for start in range(0, len(missing), EMBED_BATCH):
+                batch = [windows[h] for h in missing[start : start + EMBED_BATCH]]
+                started = time.perf_counter()
+                embedder.embed(batch)
+                seconds += time.perf_counter() - started
+                embedded += len(batch)
+    return {"seconds": seconds, "windows": embedded}
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def dagster_replicas(url: str, folders: list[list[Path]]) -> dict[str, Any]:
+    """The same replicas through kb_pipeline's ingest_folder, one ephemeral Dagster instance."""
+    started = time.perf_counter()
+    from dagster import DagsterInstance
+
+    from kb_pipeline.ingest.runner import ingest_folder
+    from kb_pipeline.resources import KnowledgeBaseResource
+
+    import_s = time.perf_counter() - started
+    instance = DagsterInstance.ephemeral()
+    kb = KnowledgeBaseResource(database_url=url)
+    kb.knowledge_base()
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    for replica in folders:
+        for folder in replica:
+            rows.extend(ingest_folder(folder, kb=kb, instance=instance))
+    return {
+        "replicas": len(folders),
+        "import_s": round(import_s, 2),
+        "seconds": time.perf_counter() - started,
+        "runs": sum(1 for r in rows if "message" not in r),
+        "chunks": sum(r["chunks"] for r in rows),
+        "indexed": sum(1 for r in rows if r["state"] == "indexed"),
+    }
+
+
+def run(args: Any, home: Any) -> dict[str, Any]:
+    from bench.common import DEMO_TENANTS, log
+    from kb_retrieval.db import Database
+    from kb_retrieval.ingestion.pipeline import IngestionPipeline
+    from kb_retrieval.parsing.guard import parse_file_guarded
+    from kb_retrieval.service import make_embedder
+
+    setup: dict[str, float] = {"server_start_s": home.startup_s}
+    started = time.perf_counter()
+    db = Database(home.url)
+    db.migrate()
+    real = make_embedder("minilm")
+    real.embed(["warm-up"])
+    setup["model_load_s"] = round(time.perf_counter() - started, 2)
+    started = time.perf_counter()
+    parse_file_guarded(next(DEMO_TENANTS.glob("*/*.md")))
+    setup["parse_worker_start_s"] = round(time.perf_counter() - started, 2)
+
+    embedder = TimedEmbedder(real)
+    pipeline = IngestionPipeline(db, embedder)
+    clock = StepClock(pipeline)
+    corpus = home.path / "corpus"
+    replicas = [replica_folders(DEMO_TENANTS, corpus, f"r{i:02d}") for i in range(args.replicas)]
+    per_replica: list[dict[str, Any]] = []
+    replay = {"replicas": 0, "seconds": 0.0, "windows": 0, "pipeline_s": 0.0, "pipeline_windows": 0}
+    first_s = register_s = 0.0
+    for index, folders in enumerate(replicas):
+        before = sum(clock.seconds.values())
+        started = time.perf_counter()
+        row = ingest_replica(pipeline, folders)
+        row["seconds"] = time.perf_counter() - started
+        register_s += row["seconds"] - (sum(clock.seconds.values()) - before)
+        first_s += row["seconds"]
+        per_replica.append(row)
+        if index < args.replay:
+            again = replay_embedding(db, real, row["registered"])
+            replay["replicas"] += 1
+            replay["seconds"] += again["seconds"]
+            replay["windows"] += again["windows"]
+            replay["pipeline_s"] += row["seconds"]
+            replay["pipeline_windows"] += row["embedded_windows"]
+        log(
+            f"replica {index + 1}/{args.replicas}: {row['chunks']} chunks, "
+            f"{row['windows']} windows in {row['seconds']:.1f} s"
+        )
+    totals = {k: sum(r[k] for r in per_replica) for k in ("versions", "indexed", "chunks")}
+    totals |= {k: sum(r[k] for r in per_replica) for k in ("windows", "embedded_windows")}
+
+    started = time.perf_counter()
+    second = {"versions": 0, "embedded_windows": 0, "indexed": 0}
+    model_before = embedder.texts
+    for folders in replicas:
+        row = ingest_replica(pipeline, folders)
+        second["versions"] += row["versions"]
+        second["indexed"] += row["indexed"]
+        second["embedded_windows"] += row["embedded_windows"]
+    second_s = time.perf_counter() - started
+    second["texts_sent_to_model"] = embedder.texts - model_before
+
+    dagster: dict[str, Any] = {}
+    if args.dagster_replicas:
+        log(f"Dagster: {args.dagster_replicas} more replica(s) through ingest_folder")
+        extra = [
+            replica_folders(DEMO_TENANTS, corpus, f"d{i:02d}") for i in range(args.dagster_replicas)
+        ]
+        dagster = dagster_replicas(home.url, extra)
+    return summarize(
+        setup, totals, per_replica, first_s, register_s, clock, embedder, replay,
+        second, second_s, dagster,
+    )  # fmt: skip
+
+
+def summarize(
+    setup: dict[str, float],
+    totals: dict[str, int],
+    per_replica: list[dict[str, Any]],
+    first_s: float,
+    register_s: float,
+    clock: StepClock,
+    embedder: TimedEmbedder,
+    replay: dict[str, Any],
+    second: dict[str, Any],
+    second_s: float,
+    dagster: dict[str, Any],
+) -> dict[str, Any]:
+    from bench.common import ratio
+
+    replicas = len(per_replica)
+    steps = {f"{k}_s": round(v, 2) for k, v in clock.seconds.items()}
+    steps["register_s"] = round(register_s, 2)
+    steps["model_in_embed_step_s"] = round(embedder.embed_s, 2)
+    steps["tokenize_windows_s"] = round(embedder.windows_s, 2)
+    first = {
+        **totals,
+        "replicas": replicas,
+        "seconds": round(first_s, 2),
+        "documents_per_s": ratio(totals["versions"], first_s, 2),
+        "chunks_per_s": ratio(totals["chunks"], first_s, 2),
+        "windows_per_s": ratio(totals["windows"], first_s, 2),
+        "embedded_windows_per_s": ratio(totals["embedded_windows"], first_s, 2),
+        "steps": steps,
+        "pipeline_over_model_time": ratio(first_s, embedder.embed_s),
+        "replica_seconds": [round(r["seconds"], 2) for r in per_replica],
+    }
+    embedding_only = {
+        "replicas": replay["replicas"],
+        "windows": replay["windows"],
+        "same_windows_as_pipeline": replay["windows"] == replay["pipeline_windows"],
+        "seconds": round(replay["seconds"], 2),
+        "windows_per_s": ratio(replay["windows"], replay["seconds"], 2),
+        "pipeline_seconds_same_replicas": round(replay["pipeline_s"], 2),
+        "pipeline_over_embedding_only": ratio(replay["pipeline_s"], replay["seconds"]),
+    }
+    second_out = {
+        **second,
+        "seconds": round(second_s, 2),
+        "fraction_of_first": ratio(second_s, first_s, 4),
+    }
+    if dagster:
+        per_replica_pipeline = first_s / replicas
+        count = dagster["replicas"]
+        dagster = {
+            **dagster,
+            "seconds": round(dagster["seconds"], 2),
+            "pipeline_seconds_per_replica": round(per_replica_pipeline, 2),
+            "dagster_seconds_per_replica": round(dagster["seconds"] / count, 2),
+            "ratio_to_pipeline": ratio(dagster["seconds"] / count, per_replica_pipeline),
+            "overhead_per_run_s": round(
+                (dagster["seconds"] - per_replica_pipeline * count) / max(1, dagster["runs"]), 3
+            ),
+        }
+    return {
+        "setup": setup,
+        "first_ingest": first,
+        "embedding_only": embedding_only,
+        "second_ingest": second_out,
+        "dagster": dagster,
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    from bench.common import table
+
+    m, f, e = result["machine"], result["first_ingest"], result["embedding_only"]
+    s, d = result["second_ingest"], result["dagster"]
+    lines = [
+        f"ingest benchmark: {m['nproc']} cores, load {m['loadavg_start']} -> {m['loadavg_end']}",
+        f"setup: {result['setup']}",
+        "",
+        table(
+            ["replicas", "versions", "indexed", "chunks", "windows", "embedded", "seconds",
+             "docs/s", "chunks/s", "windows/s"],
+            [[f["replicas"], f["versions"], f["indexed"], f["chunks"], f["windows"],
+              f["embedded_windows"], f["seconds"], f["documents_per_s"], f["chunks_per_s"],
+              f["windows_per_s"]]],
+        ),
+        "",
+        table(["step", "seconds"], sorted(f["steps"].items())),
+        "",
+        f"pipeline / model time inside the pipeline: {f['pipeline_over_model_time']}",
+        f"embedding only ({e['replicas']} replicas, {e['windows']} windows, same windows: "
+        f"{e['same_windows_as_pipeline']}): {e['seconds']} s vs pipeline "
+        f"{e['pipeline_seconds_same_replicas']} s -> ratio {e['pipeline_over_embedding_only']}",
+        f"second unchanged ingestion: {s['seconds']} s = {s['fraction_of_first']} of the first; "
+        f"embedded windows {s['embedded_windows']}, texts sent to the model "
+        f"{s['texts_sent_to_model']}, indexed {s['indexed']}/{s['versions']}",
+    ]  # fmt: skip
+    if d:
+        lines.append(
+            f"Dagster ingest_folder ({d['replicas']} replica(s), {d['runs']} runs, import "
+            f"{d['import_s']} s): {d['dagster_seconds_per_replica']} s per replica vs "
+            f"{d['pipeline_seconds_per_replica']} s plain -> ratio {d['ratio_to_pipeline']}, "
+            f"overhead {d['overhead_per_run_s']} s per run"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    from bench.common import base_parser, bench_home, emit, library_versions, log, machine
+
+    parser = base_parser(__doc__.splitlines()[0])
+    parser.add_argument("--replicas", type=int, help="copies of the demo corpus (default 41)")
+    parser.add_argument("--replay", type=int, help="replicas replayed through the embedder alone")
+    parser.add_argument("--dagster-replicas", type=int, help="extra replicas via ingest_folder")
+    args = parser.parse_args(argv)
+    defaults = (2, 1, 1) if args.quick else (41, 3, 1)
+    for name, value in zip(("replicas", "replay", "dagster_replicas"), defaults, strict=True):
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    info = machine()
+    log(f"load {info['loadavg_start']}; {args.replicas} replicas of the demo corpus")
+    started = time.perf_counter()
+    with bench_home("ingest", keep=args.keep) as home:
+        result = run(args, home)
+    result["benchmark"] = "ingest"
+    result["config"] = {
+        "replicas": args.replicas,
+        "replay": args.replay,
+        "dagster_replicas": args.dagster_replicas,
+        "quick": args.quick,
+    }
+    result["machine"] = info
+    result["libraries"] = library_versions()
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    emit(result, args.json, render)
+
+
+if __name__ == "__main__":
+    main()
