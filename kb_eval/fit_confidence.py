@@ -2,8 +2,11 @@
 
     python -m kb_eval.fit_confidence data/golden/golden.jsonl --as-of 2026-11-15
 
-A candidate is a positive when it covers one of its case's relevant items (same rule as the
-metrics); every candidate of a case without relevant items is a negative. The printed
+A candidate is a positive when it belongs to a document version that one of its case's relevant
+items names (`--label doc`, the default: "this chunk is evidence from the answering document"),
+or only when it contains the quote (`--label quote`, much stricter: too few positives for the
+0.65 / 0.72 thresholds to leave room for supporting chunks). Every candidate of a case without
+relevant items is a negative. The printed
 coefficients go into `ConfidenceModel` (kb_retrieval/retrieval/config.py) with the date and data.
 """
 
@@ -41,7 +44,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50
     return w
 
 
-def collect(golden: Path, as_of: date, split: str) -> tuple[np.ndarray, np.ndarray]:
+def collect(golden: Path, as_of: date, split: str, label: str) -> tuple[np.ndarray, np.ndarray]:
     config = RetrievalConfig(cache_ttl_seconds=0)
     kb = open_knowledge_base(config=config)
     rows, labels = [], []
@@ -59,7 +62,10 @@ def collect(golden: Path, as_of: date, split: str) -> tuple[np.ndarray, np.ndarr
             rows.append(
                 features(cand.vector, cand.coverage, cand.bm25, config.confidence.bm25_half)
             )
-            labels.append(float(any(is_covered(item, ref) for item in case.relevant)))
+            if label == "doc":
+                labels.append(float(any(item.doc_version_id == ref.doc_version_id for item in case.relevant)))
+            else:
+                labels.append(float(any(is_covered(item, ref) for item in case.relevant)))
     return np.array(rows), np.array(labels)
 
 
@@ -68,8 +74,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("golden", type=Path)
     parser.add_argument("--as-of", default="2026-11-15")
     parser.add_argument("--split", default="tune", choices=["tune", "holdout", "all"])
+    parser.add_argument("--label", default="doc", choices=["doc", "quote"])
     args = parser.parse_args(argv)
-    x, y = collect(args.golden, date.fromisoformat(args.as_of), args.split)
+    x, y = collect(args.golden, date.fromisoformat(args.as_of), args.split, args.label)
     w = fit_logistic(x, y)
     model = ConfidenceModel(bias=w[0], w_vector=w[1], w_coverage=w[2], w_bm25=w[3])
     print(

@@ -19,7 +19,9 @@ from tests.conftest import DEMO_TENANTS
 
 def write_tenant(root, tenant_id: str) -> None:
     root.mkdir(parents=True)
-    (root / "faq.md").write_text("# Pickup\n\nThe shuttle leaves the Huaraz office at 06:30.\n", "utf-8")
+    (root / "faq.md").write_text(
+        "# Pickup\n\nThe shuttle leaves the Huaraz office at 06:30.\n", "utf-8"
+    )
     shutil.copy(DEMO_TENANTS / "alpine-treks" / "park-fee-notice-2026-scan.pdf", root / "scan.pdf")
     (root / "kb.yaml").write_text(
         f"tenant_id: {tenant_id}\ndocuments:\n"
@@ -33,7 +35,9 @@ def test_definitions_load_with_groups_and_kinds():
     repository = defs.get_repository_def()
     keys = {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()}
     assert keys == {"parsed_documents", "document_chunks", "chunk_embeddings", "search_index"}
-    groups = {node.key.to_user_string(): node.group_name for node in repository.asset_graph.asset_nodes}
+    groups = {
+        node.key.to_user_string(): node.group_name for node in repository.asset_graph.asset_nodes
+    }
     assert groups["parsed_documents"] == "ingest" and groups["search_index"] == "index"
     assert repository.get_job("ingest_job") is not None
     assert repository.has_sensor_def("tenant_folder_sensor")
@@ -55,7 +59,10 @@ def test_assets_materialise_one_partition_in_process(tmp_path, database_url):
     assert published.metadata["state"].value == "indexed"
     again = materialize(INGEST_ASSETS, partition_key=key, instance=instance, resources={"kb": kb})
     [embedded] = again.asset_materializations_for_node("chunk_embeddings")
-    assert embedded.metadata["embedded_chunks"].value == 0 and embedded.metadata["skipped_unchanged"].value == 1
+    assert (
+        embedded.metadata["embedded_chunks"].value == 0
+        and embedded.metadata["skipped_unchanged"].value == 1
+    )
 
 
 def test_sensor_registers_partitions_and_requests_runs(tmp_path, database_url, monkeypatch):
@@ -65,9 +72,17 @@ def test_sensor_registers_partitions_and_requests_runs(tmp_path, database_url, m
     kb = KnowledgeBaseResource(database_url=database_url, embedder="fake-hash")
     context = build_sensor_context(instance=instance, resources={"kb": kb})
     result = tenant_folder_sensor(context)
-    assert sorted(r.partition_key for r in result.run_requests) == ["sensor-co/faq_v1", "sensor-co/scan_v1"]
-    assert result.dynamic_partitions_requests[0].partition_keys == ["sensor-co/faq_v1", "sensor-co/scan_v1"]
-    unchanged = tenant_folder_sensor(build_sensor_context(instance=instance, resources={"kb": kb}, cursor=result.cursor))
+    assert sorted(r.partition_key for r in result.run_requests) == [
+        "sensor-co/faq_v1",
+        "sensor-co/scan_v1",
+    ]
+    assert result.dynamic_partitions_requests[0].partition_keys == [
+        "sensor-co/faq_v1",
+        "sensor-co/scan_v1",
+    ]
+    unchanged = tenant_folder_sensor(
+        build_sensor_context(instance=instance, resources={"kb": kb}, cursor=result.cursor)
+    )
     assert unchanged.run_requests == []
 
 
@@ -81,11 +96,18 @@ def test_kb_ingest_cli_contract(tmp_path, database_url, monkeypatch):
     result = runner.invoke(app, ["ingest", str(tmp_path / "cli-co"), "--json"])
     rows = json.loads(result.stdout)
     assert result.exit_code == 1, "the scanned PDF ends needs_attention"
-    assert all(set(row) == {"doc_version_id", "state", "reason_code", "chunks", "embedded"} for row in rows)
+    assert all(
+        set(row) == {"doc_version_id", "state", "reason_code", "chunks", "embedded"} for row in rows
+    )
     by_id = {row["doc_version_id"]: row for row in rows}
     assert by_id["faq_v1"]["state"] == "indexed" and by_id["faq_v1"]["chunks"] == 1
-    assert by_id["scan_v1"] == {"doc_version_id": "scan_v1", "state": "needs_attention",
-                                "reason_code": "PARSE_EMPTY_TEXT_SCAN_DETECTED", "chunks": 0, "embedded": 0}
+    assert by_id["scan_v1"] == {
+        "doc_version_id": "scan_v1",
+        "state": "needs_attention",
+        "reason_code": "PARSE_EMPTY_TEXT_SCAN_DETECTED",
+        "chunks": 0,
+        "embedded": 0,
+    }
     second = json.loads(runner.invoke(app, ["ingest", str(tmp_path / "cli-co"), "--json"]).stdout)
     assert sum(row["embedded"] for row in second) == 0
     assert runner.invoke(app, ["ingest", str(tmp_path / "nowhere")]).exit_code == 2
@@ -95,4 +117,7 @@ def test_ingest_folder_uses_the_given_instance(tmp_path, database_url):
     write_tenant(tmp_path / "runner-co", "runner-co")
     kb = KnowledgeBaseResource(database_url=database_url, embedder="fake-hash")
     rows = ingest_folder(tmp_path / "runner-co", kb=kb, instance=DagsterInstance.ephemeral())
-    assert {r["doc_version_id"]: r["state"] for r in rows} == {"faq_v1": "indexed", "scan_v1": "needs_attention"}
+    assert {r["doc_version_id"]: r["state"] for r in rows} == {
+        "faq_v1": "indexed",
+        "scan_v1": "needs_attention",
+    }

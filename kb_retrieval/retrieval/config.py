@@ -18,16 +18,17 @@ class ConfidenceModel(BaseModel):
 
     confidence = sigmoid(bias + w_vector * best_cosine + w_coverage * query_term_coverage
                          + w_bm25 * bm25 / (bm25 + bm25_half))
-    Fitted on the tune split of data/golden (64 cases, 1,262 candidates, 79 positives) by
-    `python -m kb_eval.fit_confidence data/golden/golden.jsonl --as-of 2026-11-15` (2026-11-22).
+    Fitted on the tune split of data/golden (64 cases, 1,262 candidates, 203 positives: chunks of
+    an answering document version) by `python -m kb_eval.fit_confidence data/golden/golden.jsonl
+    --as-of 2026-11-15` (2026-11-22).
     """
 
     model_config = ConfigDict(frozen=True)
 
-    bias: float = -7.4003
-    w_vector: float = 5.2914
-    w_coverage: float = 3.1022
-    w_bm25: float = 5.7676
+    bias: float = -3.7562
+    w_vector: float = 2.2963
+    w_coverage: float = 1.5645
+    w_bm25: float = 3.8503
     bm25_half: float = 8.0
 
 
@@ -47,7 +48,9 @@ class RetrievalConfig(BaseModel):
     pack_max: int = 10
     low_confidence_threshold: float = 0.72
     unknown_threshold: float = 0.65
-    score_floor: float = Field(0.45, description="002 item 2: combined (confidence) floor")
+    score_floor: float = Field(
+        0.1, description="002 item 2 floor, on the calibrated confidence scale (0.45 was min-max scale)"
+    )
     vector_floor: float = Field(0.15, description="002 item 2: cosine floor unless keyword top-1")
     keyword_top1_override: bool = True
     keyword_top1_min_coverage: float = Field(0.5, description="002: k_norm >= 0.5 for the override")
