@@ -2,11 +2,10 @@
 
     python -m kb_eval.fit_confidence data/golden/golden.jsonl --as-of 2026-11-15
 
-A candidate is a positive when it belongs to a document version that one of its case's relevant
-items names (`--label doc`, the default: "this chunk is evidence from the answering document"),
-or only when it contains the quote (`--label quote`, much stricter: too few positives for the
-0.65 / 0.72 thresholds to leave room for supporting chunks). Every candidate of a case without
-relevant items is a negative. The printed
+Labels (`--label`): `quote` = 1 when the chunk contains a relevant quote (the metrics' rule);
+`doc` = 1 for any chunk of an answering document version; `soft` (default) = 1 for a quote, 0.3
+for another chunk of an answering version (partial evidence), 0 otherwise. Every candidate of a
+case without relevant items is 0. IRLS accepts soft targets directly. The printed
 coefficients go into `ConfidenceModel` (kb_retrieval/retrieval/config.py) with the date and data.
 """
 
@@ -26,8 +25,8 @@ from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
 from kb_retrieval.service import open_knowledge_base
 
 
-def features(vector: float, coverage: float, bm25: float, half: float) -> list[float]:
-    return [1.0, vector, coverage, bm25 / (bm25 + half) if bm25 > 0 else 0.0]
+def features(vector: float, coverage: float, bm25: float, half: float, trip: bool) -> list[float]:
+    return [1.0, vector, coverage, bm25 / (bm25 + half) if bm25 > 0 else 0.0, float(trip)]
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50) -> np.ndarray:
@@ -42,6 +41,14 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50
         if np.abs(step).max() < 1e-8:
             break
     return w
+
+
+LABELS = {
+    "quote": lambda quote, same_doc: float(quote),
+    "doc": lambda quote, same_doc: float(quote or same_doc),
+    "soft": lambda quote, same_doc: 1.0 if quote else SOFT_SAME_DOCUMENT if same_doc else 0.0,
+}
+SOFT_SAME_DOCUMENT = 0.3
 
 
 def collect(golden: Path, as_of: date, split: str, label: str) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +70,9 @@ def collect(golden: Path, as_of: date, split: str, label: str) -> tuple[np.ndarr
                 features(cand.vector, cand.coverage, cand.bm25, config.confidence.bm25_half)
             )
             if label == "doc":
-                labels.append(float(any(item.doc_version_id == ref.doc_version_id for item in case.relevant)))
+                labels.append(
+                    float(any(item.doc_version_id == ref.doc_version_id for item in case.relevant))
+                )
             else:
                 labels.append(float(any(is_covered(item, ref) for item in case.relevant)))
     return np.array(rows), np.array(labels)
@@ -74,11 +83,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("golden", type=Path)
     parser.add_argument("--as-of", default="2026-11-15")
     parser.add_argument("--split", default="tune", choices=["tune", "holdout", "all"])
-    parser.add_argument("--label", default="doc", choices=["doc", "quote"])
+    parser.add_argument("--label", default="soft", choices=sorted(LABELS))
     args = parser.parse_args(argv)
     x, y = collect(args.golden, date.fromisoformat(args.as_of), args.split, args.label)
     w = fit_logistic(x, y)
-    model = ConfidenceModel(bias=w[0], w_vector=w[1], w_coverage=w[2], w_bm25=w[3])
+    model = ConfidenceModel(bias=w[0], w_vector=w[1], w_coverage=w[2], w_bm25=w[3], w_trip=w[4])
     print(
         json.dumps(
             {"samples": len(y), "positives": int(y.sum()), "model": model.model_dump()}, indent=2

@@ -17,7 +17,7 @@ class ConfidenceModel(BaseModel):
     """Logistic calibration of confidence from absolute signals (see docs/retrieval.md).
 
     confidence = sigmoid(bias + w_vector * best_cosine + w_coverage * query_term_coverage
-                         + w_bm25 * bm25 / (bm25 + bm25_half))
+                         + w_bm25 * bm25 / (bm25 + bm25_half) + w_trip * names_the_asked_date)
     Fitted on the tune split of data/golden (64 cases, 1,262 candidates, 203 positives: chunks of
     an answering document version) by `python -m kb_eval.fit_confidence data/golden/golden.jsonl
     --as-of 2026-11-15` (2026-11-22).
@@ -30,6 +30,7 @@ class ConfidenceModel(BaseModel):
     w_coverage: float = 1.5645
     w_bm25: float = 3.8503
     bm25_half: float = 8.0
+    w_trip: float = 0.0
 
 
 class RetrievalConfig(BaseModel):
@@ -49,7 +50,8 @@ class RetrievalConfig(BaseModel):
     low_confidence_threshold: float = 0.72
     unknown_threshold: float = 0.65
     score_floor: float = Field(
-        0.1, description="002 item 2 floor, on the calibrated confidence scale (0.45 was min-max scale)"
+        0.1,
+        description="002 item 2 floor, on the calibrated confidence scale (0.45 was min-max scale)",
     )
     vector_floor: float = Field(0.15, description="002 item 2: cosine floor unless keyword top-1")
     keyword_top1_override: bool = True
