@@ -6,11 +6,17 @@ import os
 
 from dagster import Definitions, EnvVar
 
+from kb_pipeline.eval.assets import release_evaluation
+from kb_pipeline.eval.checks import release_gates
 from kb_pipeline.index.assets import chunk_embeddings, search_index
 from kb_pipeline.index.checks import documents_reached_indexed
+from kb_pipeline.index.schedules import nightly_staleness_schedule, staleness_job
+from kb_pipeline.index.staleness import staleness_report_asset
 from kb_pipeline.ingest.assets import document_chunks, parsed_documents
 from kb_pipeline.ingest.jobs import ingest_job
 from kb_pipeline.ingest.sensors import tenant_folder_sensor
+from kb_pipeline.release.assets import release_index, release_promotion
+from kb_pipeline.release.sensors import release_candidate_sensor, release_job
 from kb_pipeline.resources import KnowledgeBaseResource
 
 
@@ -23,9 +29,19 @@ def knowledge_base_resource() -> KnowledgeBaseResource:
 
 
 defs = Definitions(
-    assets=[parsed_documents, document_chunks, chunk_embeddings, search_index],
-    asset_checks=[documents_reached_indexed],
-    jobs=[ingest_job],
-    sensors=[tenant_folder_sensor],
+    assets=[
+        parsed_documents,
+        document_chunks,
+        chunk_embeddings,
+        search_index,
+        release_index,
+        release_evaluation,
+        release_promotion,
+        staleness_report_asset,
+    ],
+    asset_checks=[documents_reached_indexed, *release_gates],
+    jobs=[ingest_job, release_job, staleness_job],
+    sensors=[tenant_folder_sensor, release_candidate_sensor],
+    schedules=[nightly_staleness_schedule],
     resources={"kb": knowledge_base_resource()},
 )

@@ -64,7 +64,8 @@ INTENT_PATTERNS: dict[str, str] = {
     "medical": r"\bmedic(?:al|ation|ations|ine|ines)\b|\bdoctor\w*|\bphysician\b|\bprescri\w*"
     r"|\ballerg\w*|\bpregnan\w*|\bheart\b(?! of\b)|\bcardiac\b|\basthma\w*|\bdiabet\w*|\bepilep\w*"
     r"|\bhealth\b|\bclearance\b|\bdisabilit\w*|\bwheelchair\b|\bsurgery\b|\bpre-?existing\b"
-    r"|\baltitude sickness\b|\bhospital\w*|\bsick(?:ness)?\b|\billness\b",
+    r"|\baltitude sickness\b|\bhospital\w*|\bsick(?:ness)?\b|\billness\b|\bstents?\b|\bcoronary\b"
+    r"|\bblood pressure\b|\bhypertension\b|\binhaler\b",
     "packing": r"\bpack(?:ing)?\b|\bgear\b|\bequipment\b|\bcloth(?:es|ing)\b|\bboots\b"
     r"|\bwhat (?:to|should i|should we) (?:bring|wear)\b|\bsleeping bags?\b|\brent(?:al)?\b",
     "payment": r"\bpay(?:s|ing|ment|ments|able)?\b|\bpaid\b|\binstal?lments?\b|\binvoices?\b"
@@ -145,6 +146,11 @@ EXCEPTION_PATTERNS: tuple[str, ...] = (
     r"\blet (?:me|us) off\b|\bcompassion\w*|\bgoodwill\b|\bas a courtesy\b|\bjust this once\b",
     r"\b(?:medical|special) (?:waiver|exemption|exception)\b|\bexempt\w*",
     r"\boutside (?:the|your) (?:policy|rules|terms)\b",
+    r"\b(?:can|could|may) (?:i|we|he|she|they)\b[^.?!\n]{0,80}\b(?:instead|rather than)\b",
+    r"\bwould it be (?:ok|okay|alright|all right|fine|acceptable)\b",
+    r"\b(?:hold|keep) (?:our|my|the) (?:two |three )?(?:places|place|spots?|seats?|booking)\b",
+    r"\b(?:not|don't|do not) cancel (?:our|my|the) booking\b",
+    r"\bstrike (?:out|through)\b|\bmodified version\b|\bsign a (?:disclaimer|modified)\b",
 )
 # Exception phrasings that count only together with a policy intent ("is there any way ...").
 WEAK_EXCEPTION_PATTERNS: tuple[str, ...] = (

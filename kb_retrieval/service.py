@@ -8,6 +8,7 @@ from functools import lru_cache
 from kb_retrieval.db import Database, resolve_database_url
 from kb_retrieval.embedding import Embedder, FakeHashEmbedder, MiniLMEmbedder
 from kb_retrieval.ingestion.pipeline import IngestionPipeline
+from kb_retrieval.releases import serving
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.rerank import reranker_from_config
 from kb_retrieval.retrieval.retriever import Retriever
@@ -36,7 +37,8 @@ def open_knowledge_base(
     db.migrate()
     pipeline = IngestionPipeline(db, make_embedder(embedder))
     config = config or RetrievalConfig.from_env()
+    served = serving(db, pipeline.embedder, pipeline.versions)
     retriever = Retriever(
-        db, pipeline.embedder, pipeline.versions, config, reranker_from_config(config)
+        db, served.embedder, served.versions, config, reranker_from_config(config)
     )
     return KnowledgeBase(db, pipeline, retriever)

@@ -34,7 +34,16 @@ def write_tenant(root, tenant_id: str) -> None:
 def test_definitions_load_with_groups_and_kinds():
     repository = defs.get_repository_def()
     keys = {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()}
-    assert keys == {"parsed_documents", "document_chunks", "chunk_embeddings", "search_index"}
+    assert keys == {
+        "parsed_documents",
+        "document_chunks",
+        "chunk_embeddings",
+        "search_index",
+        "release_index",
+        "release_evaluation",
+        "release_promotion",
+        "staleness_report",
+    }
     groups = {
         node.key.to_user_string(): node.group_name for node in repository.asset_graph.asset_nodes
     }

@@ -1,0 +1,1 @@
+"""Release evaluation: golden set and draft metrics per release, with blocking gates."""

@@ -287,10 +287,19 @@ class IngestionPipeline:
         key = self._key(doc_version_id)
         with self.db.tenant(tenant_id) as conn:
             stored = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
-            if (
-                build["state"] in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING)
-                and stored == build["chunk_count"] > 0
-            ):
+            if stored > 0:
+                # Chunks are written in one transaction and are a pure function of the immutable
+                # version, parser and chunker: another build (e.g. a new embedding model) reuses
+                # them instead of replacing rows that the serving build's vectors point at.
+                if build["state"] in (LifecycleState.PARSED, LifecycleState.CHUNKING):
+                    conn.execute(
+                        sql.SET_BUILD_CHUNKED,
+                        {
+                            **key,
+                            "chunk_count": stored,
+                            "stats": Jsonb({"chunks": stored, "reused": True}),
+                        },
+                    )
                 return self._report(tenant_id, doc_version_id, True, chunks=stored)
             version = conn.execute(
                 sql.SELECT_VERSION, {"doc_version_id": doc_version_id}

@@ -96,31 +96,28 @@ def load_versions(conn: Any, params: dict[str, Any], *, audit: bool) -> dict[str
     return out
 
 
-def vector_leg(
+def _vector_statement(
     conn: Any, scope: Scope, vectors: np.ndarray, config: RetrievalConfig
-) -> list[tuple[int, int, float]]:
-    """(variant index from 1, chunk_pk, cosine) of the top K_v chunks per variant."""
+) -> tuple[str, dict[str, Any]]:
+    """Exact scan while the tenant has at most `exact_scan_max_vectors` windows, else HNSW."""
     params = {**scope.params(), "vectors": list(vectors), "k": config.k_vector}
     size = conn.execute(sql.COUNT_TENANT_VECTORS, params).fetchone()[0]
     if size <= config.exact_scan_max_vectors:
-        return conn.execute(sql.VECTOR_EXACT, params).fetchall()
+        return sql.VECTOR_EXACT, params
     conn.execute(sql.SET_HNSW, (str(config.hnsw_ef_search),))
     params["k_windows"] = config.k_vector * config.hnsw_window_overfetch
-    return conn.execute(sql.VECTOR_HNSW, params).fetchall()
+    return sql.VECTOR_HNSW, params
 
 
-def lexical_leg(
-    conn: Any, scope: Scope, variant_terms: Sequence[Sequence[str]], config: RetrievalConfig
-) -> list[tuple[int, int, float]]:
-    """(variant index from 1, chunk_pk, BM25) of the top K_l chunks per variant."""
+def _lexical_params(
+    scope: Scope, variant_terms: Sequence[Sequence[str]], config: RetrievalConfig
+) -> dict[str, Any]:
     vidx, terms = [], []
     for index, words in enumerate(variant_terms, start=1):
         for term in sorted(set(words)):
             vidx.append(index)
             terms.append(term)
-    if not terms:
-        return []
-    params = {
+    return {
         **scope.params(),
         "vidx": vidx,
         "terms": terms,
@@ -128,7 +125,42 @@ def lexical_leg(
         "k1": config.bm25_k1,
         "b": config.bm25_b,
     }
-    return conn.execute(sql.LEXICAL_BM25, params).fetchall()
+
+
+def vector_leg(
+    conn: Any, scope: Scope, vectors: np.ndarray, config: RetrievalConfig
+) -> list[tuple[int, int, float]]:
+    """(variant index from 1, chunk_pk, cosine) of the top K_v chunks per variant."""
+    statement, params = _vector_statement(conn, scope, vectors, config)
+    return conn.execute(statement, params).fetchall()
+
+
+def lexical_leg(
+    conn: Any, scope: Scope, variant_terms: Sequence[Sequence[str]], config: RetrievalConfig
+) -> list[tuple[int, int, float]]:
+    """(variant index from 1, chunk_pk, BM25) of the top K_l chunks per variant."""
+    params = _lexical_params(scope, variant_terms, config)
+    return conn.execute(sql.LEXICAL_BM25, params).fetchall() if params["terms"] else []
+
+
+def search_legs(
+    conn: Any,
+    scope: Scope,
+    vectors: np.ndarray,
+    variant_terms: Sequence[Sequence[str]],
+    config: RetrievalConfig,
+) -> tuple[list[tuple[int, int, float]], list[tuple[int, int, float]]]:
+    """Both legs for every variant, sent together in one pipelined round trip."""
+    statement, params = _vector_statement(conn, scope, vectors, config)
+    lexical_params = _lexical_params(scope, variant_terms, config)
+    with conn.pipeline():
+        vector_cursor = conn.execute(statement, params)
+        lexical_cursor = (
+            conn.execute(sql.LEXICAL_BM25, lexical_params) if lexical_params["terms"] else None
+        )
+        vector_rows = vector_cursor.fetchall()
+        lexical_rows = lexical_cursor.fetchall() if lexical_cursor is not None else []
+    return vector_rows, lexical_rows
 
 
 def merge_quota(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -85,7 +84,7 @@ class RetrievalConfig(BaseModel):
     min_content_tokens: int = 3
     confidence: ConfidenceModel = ConfidenceModel()
 
-    @cached_property
+    @property
     def config_version(self) -> str:
         payload = json.dumps(self.model_dump(), sort_keys=True)
         return f"{CONFIG_SCHEMA}+{hashlib.sha256(payload.encode()).hexdigest()[:12]}"

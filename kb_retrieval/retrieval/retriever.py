@@ -185,8 +185,9 @@ class Retriever:
                 found: dict[int, legs.Candidate] = {}
                 order, seen, top1 = [], {}, None
             else:
-                vector_hits = legs.vector_leg(conn, scope, vectors, self.config)
-                lexical_hits = legs.lexical_leg(conn, scope, variant_terms, self.config)
+                vector_hits, lexical_hits = legs.search_legs(
+                    conn, scope, vectors, variant_terms, self.config
+                )
                 order, seen, top1 = legs.merge_quota(plan, vector_hits, lexical_hits, self.config)
                 found = legs.fetch_candidates(conn, scope, order, vectors) if order else {}
                 all_terms = [t for terms in variant_terms for t in terms]

@@ -1,0 +1,191 @@
+"""The evaluation asset: a release's golden-set and draft metrics, stored and compared."""
+
+import json
+import math
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from dagster import (
+    AssetDep,
+    AssetExecutionContext,
+    Config,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from kb_eval import calibration
+from kb_eval.draft_eval import DRAFT_METRICS, grade_golden_drafts
+from kb_eval.golden import GoldenCase, load_golden
+from kb_eval.report import TARGETS
+from kb_eval.runner import EvalRun, evaluate_cases, store_run
+from kb_pipeline.eval import reports
+from kb_pipeline.eval.partitions import release_partitions
+from kb_pipeline.instance import REPO_ROOT
+from kb_pipeline.resources import KnowledgeBaseResource
+from kb_retrieval.db.server import kb_home
+from kb_retrieval.releases import (
+    Release,
+    embedder_for_model,
+    get_release,
+    previous_release_run,
+)
+from kb_retrieval.retrieval.rerank import reranker_from_config
+from kb_retrieval.retrieval.retriever import Retriever
+
+RUN_KIND = "release"
+DEFAULT_GOLDEN = "data/golden/golden.jsonl"
+DEFAULT_AS_OF = "2026-11-15"
+
+
+class EvaluationConfig(Config):
+    golden_path: str = DEFAULT_GOLDEN
+    as_of: str = DEFAULT_AS_OF
+
+
+def release_retriever(kb: KnowledgeBaseResource, release: Release) -> Retriever:
+    """A retriever that serves exactly this release (its versions, model and configuration)."""
+    try:
+        config = release.config()
+        embedder = embedder_for_model(release.embedding_model_id, kb.pipeline().embedder)
+    except (LookupError, ValueError) as error:
+        raise Failure(description=str(error)) from error
+    reranker = reranker_from_config(config)
+    return Retriever(kb.database(), embedder, release.versions, config, reranker, audit=False)
+
+
+def calibration_report(
+    cases: list[GoldenCase], run: EvalRun
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """ECE values and the tables (DataFrames) of calibration.py for one run."""
+    chunk_pairs = calibration.chunk_confidence_pairs(cases, run.results)
+    case_pairs = calibration.case_confidence_pairs(cases, run.results)
+    values = {
+        "expected_calibration_error": calibration.expected_calibration_error(chunk_pairs),
+        "expected_calibration_error_case": calibration.expected_calibration_error(case_pairs),
+    }
+    tables = {
+        "reliability": calibration.reliability_table(chunk_pairs),
+        "confusion": calibration.outcome_confusion(calibration.outcome_pairs(cases, run.results)),
+        "by_category": calibration.recall_by_category(cases, run.results),
+        "by_reason_code": calibration.recall_by_reason_code(cases, run.results),
+    }
+    return values, tables
+
+
+def _number(value: Any) -> float | int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def comparison(
+    metrics: dict[str, Any], previous: dict[str, Any] | None
+) -> tuple[dict[str, float], str]:
+    """delta_<metric> values and a Markdown table: metric, this release, previous, delta, gate."""
+    deltas: dict[str, float] = {}
+    lines = [
+        "| metric | this release | previous | delta | gate |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, value in metrics.items():
+        current, before = _number(value), _number((previous or {}).get(name))
+        if current is None:
+            continue
+        delta = round(float(current) - float(before), 6) if before is not None else None
+        if delta is not None:
+            deltas[f"delta_{name}"] = delta
+        label = reports.gate_label(name)
+        gate = f"{label} {'ok' if reports.gate_passes(name, value) else 'MISS'}" if label else ""
+        shown = [reports.cell(v, 4) if v is not None else "-" for v in (current, before, delta)]
+        lines.append(f"| {name} | {' | '.join(shown)} | {gate} |")
+    return deltas, "\n".join(lines)
+
+
+def _plots(release_id: str, ece: float, tables: dict[str, Any]) -> dict[str, Any]:
+    folder = kb_home() / "reports" / release_id
+    pngs = {
+        "reliability_diagram": reports.reliability_png(tables["reliability"], ece),
+        "outcome_confusion_plot": reports.confusion_png(tables["confusion"]),
+    }
+    if len(tables["by_category"]):
+        pngs["recall_by_category_plot"] = reports.recall_by_category_png(tables["by_category"])
+    metadata: dict[str, Any] = {}
+    for name, png in pngs.items():
+        path = reports.save_png(png, folder / f"{name}.png")
+        metadata[name] = MetadataValue.md(reports.image_md(png, name))
+        metadata[f"{name}_file"] = MetadataValue.path(str(path))
+    return metadata
+
+
+@asset(
+    deps=[AssetDep("release_index")],
+    partitions_def=release_partitions,
+    group_name="release",
+    kinds={"python", "postgres"},
+    description=(
+        "The golden set through the release's retrieve call, drafts graded, run stored; every "
+        "metric, its delta to the previous release, confusion matrix, reliability, recall tables."
+    ),
+)
+def release_evaluation(
+    context: AssetExecutionContext, config: EvaluationConfig, kb: KnowledgeBaseResource
+) -> MaterializeResult:
+    db = kb.database()
+    record = get_release(db, context.partition_key)
+    if record is None:
+        raise Failure(description=f"release {context.partition_key} is not registered")
+    release = record.release
+    golden = Path(config.golden_path)
+    golden = golden if golden.is_absolute() else REPO_ROOT / golden
+    as_of = date.fromisoformat(config.as_of)
+    cases = load_golden(golden)
+    retriever = release_retriever(kb, release)
+    run = evaluate_cases(retriever, cases, as_of)
+    candidates = {case_id: result.candidates for case_id, result in run.results.items()}
+    graded = grade_golden_drafts(cases, run.packs, candidates)
+    ece, tables = calibration_report(cases, run)
+    metrics = {**run.metrics, **{name: graded[name] for name in DRAFT_METRICS}, **ece}
+    stored = replace(run, run_id=f"{release.release_id}-{run.run_id}", metrics=metrics)
+    store_run(
+        db,
+        stored,
+        golden_path=golden,
+        as_of=as_of,
+        config_version=release.config_version,
+        release_id=release.release_id,
+        kind=RUN_KIND,
+    )
+    previous = previous_release_run(db, release.release_id, RUN_KIND)
+    deltas, compared = comparison(metrics, previous.metrics if previous else None)
+    metadata: dict[str, Any] = {name: value for name, value in metrics.items()}
+    metadata.update(deltas)
+    metadata.update(
+        {
+            "release_id": release.release_id,
+            "components": MetadataValue.json(release.key),
+            "run_id": stored.run_id,
+            "cases": len(cases),
+            "as_of": as_of.isoformat(),
+            "golden_path": MetadataValue.path(str(golden)),
+            "previous_release_id": previous.release_id if previous else "",
+            "comparison": MetadataValue.md(compared),
+            "gates": MetadataValue.json(
+                {name: f"{op} {bound:g}" for name, (op, bound) in TARGETS.items()}
+            ),
+            "policy_claims": graded["policy_claims"],
+            "unresolved_citations": graded["unresolved_citations"],
+            "outcome_confusion": MetadataValue.md(
+                reports.md_table(tables["confusion"], index=True)
+            ),
+            "reliability": MetadataValue.md(reports.md_table(tables["reliability"])),
+            "recall_by_category": MetadataValue.md(reports.md_table(tables["by_category"])),
+            "recall_by_reason_code": MetadataValue.md(reports.md_table(tables["by_reason_code"])),
+        }
+    )
+    metadata.update(_plots(release.release_id, ece["expected_calibration_error"], tables))
+    context.log.info(json.dumps({"release_id": release.release_id, **metrics}, sort_keys=True))
+    return MaterializeResult(metadata=metadata)

@@ -1,0 +1,220 @@
+"""Pure unit tests of selection, verdict and rerank rules on hand-made candidates (no database)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kb_retrieval.models import Category
+from kb_retrieval.query import build_query_plan
+from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
+from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.rerank import maybe_rerank
+from kb_retrieval.retrieval.scoring import confidence, is_stale
+from kb_retrieval.retrieval.selection import select_pack
+from kb_retrieval.retrieval.verdict import decide
+
+CONFIG = RetrievalConfig()
+FRESH = date(2026, 10, 1)
+
+
+def cand(
+    chunk: str,
+    category: Category,
+    conf: float,
+    text: str = "",
+    doc: str | None = None,
+    stale: bool = False,
+    reviewed: date | None = FRESH,
+) -> Candidate:
+    doc = doc or chunk.rsplit("_", 1)[0]
+    version = VersionInfo(f"{doc}_v1", doc, doc.title(), category, 0, None, reviewed, None, False)
+    words = text or f"{chunk} words"
+    c = Candidate(
+        chunk_pk=hash(chunk) % 10_000,
+        version=version,
+        chunk_id=chunk,
+        chunk_index=0,
+        section_title=None,
+        page_start=None,
+        page_end=None,
+        source_locator=f"docv:{doc}_v1#chunk:000|p:-|sec:-",
+        token_count=20,
+        text=words,
+        policy_likeness_hint="High",
+        term_count=len(words.split()),
+        term_freqs={w: 1 for w in words.lower().split()},
+    )
+    c.confidence = c.rank_score = conf
+    c.vector = 0.6
+    c.stale = stale
+    return c
+
+
+def plan(text: str, **kwargs):
+    return build_query_plan(text, **kwargs)
+
+
+def test_policy_question_never_lets_marketing_outrank_policy():
+    pool = [
+        cand("brochure_0", Category.MARKETING, 0.95),
+        cand("policy_0", Category.STRUCTURED_POLICY, 0.70),
+        cand("terms_0", Category.TERMS_POLICY, 0.80),
+    ]
+    pack, _ = select_pack(pool, CONFIG, tiered=True)
+    assert [c.version.category for c in pack] == [
+        Category.STRUCTURED_POLICY,
+        Category.TERMS_POLICY,
+        Category.MARKETING,
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(list(Category)), st.floats(0.0, 1.0), st.integers(0, 4)),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_tiers_are_never_inverted_and_pack_is_bounded(items):
+    pool = [
+        cand(f"d{doc}_{i}", category, conf, doc=f"d{doc}")
+        for i, (category, conf, doc) in enumerate(items)
+    ]
+    pack, _ = select_pack(pool, CONFIG, tiered=True)
+    tiers = [c.version.category.tier for c in pack]
+    assert tiers == sorted(tiers)
+    assert len(pack) <= CONFIG.pack_max
+    passing = [c for c in pool if c.confidence >= CONFIG.score_floor]
+    assert len(pack) >= min(CONFIG.pack_min, len(passing))
+    assert all(c.confidence >= CONFIG.score_floor for c in pack)
+
+
+def test_at_most_two_chunks_per_document_when_others_are_close():
+    pool = [cand(f"faq_{i}", Category.FAQ, 0.9 - i * 0.01, doc="faq") for i in range(5)]
+    pool += [cand("itin_0", Category.TRIP_ITINERARY, 0.85, doc="itin")]
+    pack, stats = select_pack(pool, CONFIG, tiered=False)
+    assert [c.chunk_id for c in pack][:3] == ["faq_0", "faq_1", "itin_0"]
+    assert stats["deferred"] >= 1
+
+
+def test_near_duplicates_are_pushed_down():
+    same = "cancellations within seven days are not refundable at all"
+    pool = [
+        cand("a_0", Category.FAQ, 0.90, same, doc="a"),
+        cand("b_0", Category.FAQ, 0.89, same, doc="b"),
+        cand("c_0", Category.FAQ, 0.85, "guides meet guests at the lodge", doc="c"),
+    ]
+    pack, _ = select_pack(pool, CONFIG, tiered=False)
+    assert [c.chunk_id for c in pack] == ["a_0", "c_0", "b_0"]
+
+
+def test_verdict_rules():
+    refund = plan("Can I get a refund if I cancel 10 days before departure?")
+    ok = [cand("policy_0", Category.STRUCTURED_POLICY, 0.9)]
+    assert decide(refund, ok, CONFIG).outcome.value == "OK_TO_DRAFT"
+    low = [cand("policy_0", Category.STRUCTURED_POLICY, 0.68)]
+    verdict = decide(refund, low, CONFIG)
+    assert verdict.outcome.value == "NEEDS_REVIEW"
+    assert [r.value for r in verdict.reason_codes] == ["LOW_CONFIDENCE", "SENSITIVE_TOPIC"]
+    none = [cand("policy_0", Category.STRUCTURED_POLICY, 0.5)]
+    verdict = decide(refund, none, CONFIG)
+    assert verdict.outcome.value == "UNKNOWN" and verdict.reason_codes[0].value == "NO_EVIDENCE"
+    marketing = [cand("brochure_0", Category.MARKETING, 0.9)]
+    verdict = decide(refund, marketing, CONFIG)
+    assert {"MARKETING_ONLY_EVIDENCE", "MISSING_REQUIRED_PRECEDENCE", "SENSITIVE_TOPIC"} <= {
+        r.value for r in verdict.reason_codes
+    }
+    stale = [cand("policy_0", Category.STRUCTURED_POLICY, 0.9, stale=True)]
+    verdict = decide(refund, stale, CONFIG)
+    assert verdict.outcome.value == "NEEDS_REVIEW" and verdict.flags["stale_only_evidence"]
+
+
+def test_non_sensitive_stale_evidence_is_drafted_with_a_warning():
+    packing = plan("What boots should I pack for the Patagonia trek?")
+    verdict = decide(packing, [cand("pack_0", Category.PACKING_LIST, 0.9, stale=True)], CONFIG)
+    assert verdict.outcome.value == "OK_TO_DRAFT"
+    assert [r.value for r in verdict.reason_codes] == ["STALE_ONLY_EVIDENCE"]
+
+
+def test_conflicting_policy_and_brochure_needs_review_for_refunds():
+    refund = plan("Can we cancel 5 days before and still get a full refund?")
+    pool = [
+        cand(
+            "policy_0",
+            Category.STRUCTURED_POLICY,
+            0.9,
+            "Cancellations within 7 calendar days of departure are non-refundable.",
+        ),
+        cand(
+            "brochure_0",
+            Category.MARKETING,
+            0.8,
+            "Flexible booking: free 24-hour cancellation on all tours!",
+        ),
+    ]
+    verdict = decide(refund, pool, CONFIG)
+    assert verdict.flags["conflicting_evidence"] and verdict.outcome.value == "NEEDS_REVIEW"
+
+
+def test_exception_request_and_ambiguity():
+    exception = plan("I know the deposit is non-refundable but could you make an exception for us?")
+    verdict = decide(exception, [cand("policy_0", Category.STRUCTURED_POLICY, 0.9)], CONFIG)
+    assert "EXCEPTION_REQUEST" in {r.value for r in verdict.reason_codes}
+    assert verdict.outcome.value == "NEEDS_REVIEW"
+    vague_trip = plan("What time is check-in for the Patagonia trek?")
+    two_trips = [
+        cand("jun_0", Category.TRIP_ITINERARY, 0.85, doc="jun"),
+        cand("nov_0", Category.TRIP_ITINERARY, 0.84, doc="nov"),
+    ]
+    verdict = decide(vague_trip, two_trips, CONFIG)
+    assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
+    assert [r.value for r in verdict.reason_codes] == ["AMBIGUOUS_CONTEXT"]
+    dated = plan("What time is check-in for the June 14 Patagonia trek?")
+    assert decide(dated, two_trips, CONFIG).outcome.value == "OK_TO_DRAFT"
+
+
+def test_gate_rejects_chit_chat_before_any_evidence():
+    verdict = decide(plan("hey this is a test message"), [], CONFIG)
+    assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
+    assert [r.value for r in verdict.reason_codes] == ["QUERY_TOO_VAGUE"]
+
+
+def test_confidence_is_monotonic_and_absolute():
+    model = CONFIG.confidence
+    assert (
+        confidence(0.2, 0.1, 1.0, model)
+        < confidence(0.6, 0.1, 1.0, model)
+        < confidence(0.6, 0.9, 9.0, model)
+    )
+    assert 0.0 < confidence(0.0, 0.0, 0.0, model) < 0.1
+    assert is_stale(None, date(2026, 11, 15), CONFIG)
+    assert is_stale(date(2026, 5, 1), date(2026, 11, 15), CONFIG)
+    assert not is_stale(date(2026, 6, 1), date(2026, 11, 15), CONFIG)
+
+
+class FakeReranker:
+    """Test double of the rerank adapter: scores by a fixed table, records calls."""
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        self.table, self.calls = scores, 0
+
+    def scores(self, query, texts):
+        self.calls += 1
+        return [self.table.get(t, 0.0) for t in texts]
+
+
+def test_rerank_runs_only_for_borderline_tops():
+    config = RetrievalConfig(rerank_enabled=True)
+    query = plan("Which gloves should I bring for the glacier day?")
+    weak = [cand("a_0", Category.FAQ, 0.50, "text a"), cand("b_0", Category.FAQ, 0.49, "text b")]
+    reranker = FakeReranker({"text b": 1.0})
+    pool, used = maybe_rerank(reranker, query, weak, config)
+    assert used and reranker.calls == 1
+    assert max(pool, key=lambda c: c.rank_score).chunk_id == "b_0"
+    strong = [cand("a_0", Category.FAQ, 0.95, "text a")]
+    _, used = maybe_rerank(reranker, query, strong, config)
+    assert not used and reranker.calls == 1
