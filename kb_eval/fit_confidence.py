@@ -2,10 +2,17 @@
 
     python -m kb_eval.fit_confidence data/golden/golden.jsonl --as-of 2026-11-15
 
-Labels (`--label`): `quote` = 1 when the chunk contains a relevant quote (the metrics' rule);
-`doc` = 1 for any chunk of an answering document version; `soft` (default) = 1 for a quote, 0.3
-for another chunk of an answering version (partial evidence), 0 otherwise. Every candidate of a
-case without relevant items is 0. IRLS accepts soft targets directly. The printed
+Two models come out (both in kb_retrieval/retrieval/config.py):
+- RELEVANCE, fitted on every candidate with soft labels (1 when the chunk contains a relevant
+  quote, 0.3 for another chunk of an answering document version, 0 otherwise): orders candidates
+  and carries the 002 floors.
+- CONFIDENCE, fitted on every candidate (or the `--top-k` best-ranked per case), label 1 for a
+  chunk of an answering document version: the probability that a chunk is evidence from a
+  version that answers the email; the 0.72 / 0.65 thresholds of 001 are compared with it.
+  Fitting on the top 2 only was tried: more OK_TO_DRAFT, but irrelevant fresh chunks with rare
+  query words then reached 0.8 and hid stale-only evidence (3 unsafe passes), so it was rejected.
+Every candidate of a case without relevant items is 0. Signal weights are kept non-negative (a
+feature with a negative fitted slope is dropped), so a stronger match never lowers a score. The printed
 coefficients go into `ConfidenceModel` (kb_retrieval/retrieval/config.py) with the date and data.
 """
 
@@ -25,8 +32,21 @@ from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
 from kb_retrieval.service import open_knowledge_base
 
 
-def features(vector: float, coverage: float, bm25: float, half: float, trip: bool) -> list[float]:
-    return [1.0, vector, coverage, bm25 / (bm25 + half) if bm25 > 0 else 0.0, float(trip)]
+def features(vector: float, coverage: float, bm25: float, half: float) -> list[float]:
+    return [1.0, vector, coverage, bm25 / (bm25 + half) if bm25 > 0 else 0.0]
+
+
+def fit_nonnegative(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Logistic fit whose signal weights are >= 0: a feature with a negative fitted slope is
+    dropped (weight 0) and the rest refitted. The bias (column 0) is free."""
+    active = list(range(x.shape[1]))
+    while True:
+        w = np.zeros(x.shape[1])
+        w[active] = fit_logistic(x[:, active], y)
+        negative = [i for i in active[1:] if w[i] < 0]
+        if not negative:
+            return w
+        active.remove(min(negative, key=lambda i: w[i]))
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50) -> np.ndarray:
@@ -51,10 +71,11 @@ LABELS = {
 SOFT_SAME_DOCUMENT = 0.3
 
 
-def collect(golden: Path, as_of: date, split: str, label: str) -> tuple[np.ndarray, np.ndarray]:
+def collect(golden: Path, as_of: date, split: str) -> list[tuple[int, list[float], bool, bool]]:
+    """(rank, features, contains a quote, same answering version) for every candidate."""
     config = RetrievalConfig(cache_ttl_seconds=0)
     kb = open_knowledge_base(config=config)
-    rows, labels = [], []
+    rows = []
     for case in load_golden(golden):
         if split != "all" and case.split != split:
             continue
@@ -62,20 +83,25 @@ def collect(golden: Path, as_of: date, split: str, label: str) -> tuple[np.ndarr
         result = kb.retriever.retrieve(
             case.tenant_id, _email_payload(case), as_of=as_of, trip_context=trip
         )
-        for cand in result.candidates:
+        for rank, cand in enumerate(result.candidates):
             ref = type(
                 "Ref", (), {"doc_version_id": cand.version.doc_version_id, "text": cand.text}
             )()
-            rows.append(
-                features(cand.vector, cand.coverage, cand.bm25, config.confidence.bm25_half)
-            )
-            if label == "doc":
-                labels.append(
-                    float(any(item.doc_version_id == ref.doc_version_id for item in case.relevant))
-                )
-            else:
-                labels.append(float(any(is_covered(item, ref) for item in case.relevant)))
-    return np.array(rows), np.array(labels)
+            quote = any(is_covered(item, ref) for item in case.relevant)
+            same_doc = any(item.doc_version_id == ref.doc_version_id for item in case.relevant)
+            feats = features(cand.vector, cand.coverage, cand.bm25, config.confidence.bm25_half)
+            rows.append((rank, feats, quote, same_doc))
+    return rows
+
+
+def fit(
+    rows: list[tuple[int, list[float], bool, bool]], label: str, top_k: int | None
+) -> ConfidenceModel:
+    chosen = [r for r in rows if not top_k or r[0] < top_k]
+    x = np.array([r[1] for r in chosen])
+    y = np.array([LABELS[label](r[2], r[3]) for r in chosen])
+    w = fit_nonnegative(x, y)
+    return ConfidenceModel(bias=w[0], w_vector=w[1], w_coverage=w[2], w_bm25=w[3])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -83,16 +109,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("golden", type=Path)
     parser.add_argument("--as-of", default="2026-11-15")
     parser.add_argument("--split", default="tune", choices=["tune", "holdout", "all"])
-    parser.add_argument("--label", default="soft", choices=sorted(LABELS))
-    args = parser.parse_args(argv)
-    x, y = collect(args.golden, date.fromisoformat(args.as_of), args.split, args.label)
-    w = fit_logistic(x, y)
-    model = ConfidenceModel(bias=w[0], w_vector=w[1], w_coverage=w[2], w_bm25=w[3], w_trip=w[4])
-    print(
-        json.dumps(
-            {"samples": len(y), "positives": int(y.sum()), "model": model.model_dump()}, indent=2
-        )
+    parser.add_argument(
+        "--top-k", type=int, default=2, help="best-ranked candidates per case for CONFIDENCE"
     )
+    args = parser.parse_args(argv)
+    rows = collect(args.golden, date.fromisoformat(args.as_of), args.split)
+    report = {
+        "candidates": len(rows),
+        "relevance_model": fit(rows, "soft", None).model_dump(),
+        "confidence_model": fit(rows, "doc", args.top_k).model_dump(),
+    }
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

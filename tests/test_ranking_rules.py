@@ -47,7 +47,7 @@ def cand(
         term_count=len(words.split()),
         term_freqs={w: 1 for w in words.lower().split()},
     )
-    c.confidence = c.rank_score = conf
+    c.confidence = c.relevance = c.rank_score = conf
     c.vector = 0.6
     c.stale = stale
     return c
@@ -184,13 +184,11 @@ def test_gate_rejects_chit_chat_before_any_evidence():
 
 
 def test_confidence_is_monotonic_and_absolute():
-    model = CONFIG.confidence
-    assert (
-        confidence(0.2, 0.1, 1.0, model)
-        < confidence(0.6, 0.1, 1.0, model)
-        < confidence(0.6, 0.9, 9.0, model)
-    )
-    assert 0.0 < confidence(0.0, 0.0, 0.0, model) < 0.1
+    for model in (CONFIG.relevance, CONFIG.confidence):
+        assert confidence(0.2, 0.1, 1.0, model) <= confidence(0.6, 0.1, 1.0, model)
+        assert confidence(0.6, 0.1, 1.0, model) < confidence(0.6, 0.9, 9.0, model)
+        assert 0.0 < confidence(0.0, 0.0, 0.0, model) < 0.1
+    assert confidence(0.2, 0.1, 1.0, CONFIG.relevance) < confidence(0.6, 0.1, 1.0, CONFIG.relevance)
     assert is_stale(None, date(2026, 11, 15), CONFIG)
     assert is_stale(date(2026, 5, 1), date(2026, 11, 15), CONFIG)
     assert not is_stale(date(2026, 6, 1), date(2026, 11, 15), CONFIG)

@@ -53,6 +53,7 @@ class Candidate:
     coverage: float = 0.0
     bm25: float = 0.0
     confidence: float = 0.0
+    relevance: float = 0.0
     rank_score: float = 0.0
     stale: bool = False
     trip_match: bool = False

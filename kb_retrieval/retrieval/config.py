@@ -13,23 +13,29 @@ ENV_PREFIX = "KB_RETRIEVAL_"
 
 
 class ConfidenceModel(BaseModel):
-    """Logistic calibration of confidence from absolute signals (see docs/retrieval.md).
+    """A logistic model over absolute signals (see docs/retrieval.md section 3).
 
-    confidence = sigmoid(bias + w_vector * best_cosine + w_coverage * query_term_coverage
-                         + w_bm25 * bm25 / (bm25 + bm25_half) + w_trip * names_the_asked_date)
-    Fitted on the tune split of data/golden (64 cases, 1,262 candidates, 203 positives: chunks of
-    an answering document version) by `python -m kb_eval.fit_confidence data/golden/golden.jsonl
-    --as-of 2026-11-15` (2026-11-22).
+    p = sigmoid(bias + w_vector * best_cosine + w_coverage * query_idf_coverage
+                + w_bm25 * bm25 / (bm25 + bm25_half))
     """
 
     model_config = ConfigDict(frozen=True)
 
-    bias: float = -3.7562
-    w_vector: float = 2.2963
-    w_coverage: float = 1.5645
-    w_bm25: float = 3.8503
+    bias: float
+    w_vector: float
+    w_coverage: float
+    w_bm25: float
     bm25_half: float = 8.0
-    w_trip: float = 0.0
+
+
+# Both fitted on the tune split of data/golden (2026-11-22) by
+#   python -m kb_eval.fit_confidence data/golden/golden.jsonl --as-of 2026-11-15
+# RELEVANCE: every candidate, soft labels (1 quote, 0.3 same answering version, 0 otherwise);
+#   orders candidates and carries the 002 floors.
+# CONFIDENCE: every candidate, label 1 for a chunk of an answering document version; the
+#   quantity the 0.72 / 0.65 thresholds of 001 are compared with.
+RELEVANCE_MODEL = ConfidenceModel(bias=-5.4161, w_vector=3.7178, w_coverage=2.3028, w_bm25=4.3341)
+CONFIDENCE_MODEL = ConfidenceModel(bias=-4.2801, w_vector=1.2302, w_coverage=2.8258, w_bm25=5.6107)
 
 
 class RetrievalConfig(BaseModel):
@@ -82,7 +88,8 @@ class RetrievalConfig(BaseModel):
     cache_ttl_seconds: float = 120.0
     audit_store_email: bool = False
     min_content_tokens: int = 3
-    confidence: ConfidenceModel = ConfidenceModel()
+    relevance: ConfidenceModel = RELEVANCE_MODEL
+    confidence: ConfidenceModel = CONFIDENCE_MODEL
 
     @property
     def config_version(self) -> str:
@@ -95,6 +102,6 @@ class RetrievalConfig(BaseModel):
         overrides = {}
         for name in cls.model_fields:
             raw = os.environ.get(ENV_PREFIX + name.upper())
-            if raw is not None and name != "confidence":
+            if raw is not None and name not in ("confidence", "relevance"):
                 overrides[name] = raw
         return cls(**overrides)

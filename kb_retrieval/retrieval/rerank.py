@@ -42,10 +42,10 @@ def reranker_from_config(config: RetrievalConfig) -> Reranker | None:
 def maybe_rerank(
     reranker: Reranker | None, plan: QueryPlan, pool: list[Candidate], config: RetrievalConfig
 ) -> tuple[list[Candidate], bool]:
-    """Rerank the top window only when the best confidence is borderline; order changes, not confidence."""
+    """Rerank the top window only when the best relevance is borderline (002 item 3); order only."""
     if reranker is None or not pool or not plan.variants:
         return pool, False
-    top = max(c.confidence for c in pool)
+    top = max(c.relevance for c in pool)
     if not (config.score_floor <= top < config.rerank_trigger_max):
         return pool, False
     window = sorted(pool, key=lambda c: (-c.rank_score, c.key))[: config.rerank_window]

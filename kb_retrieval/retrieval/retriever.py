@@ -25,9 +25,9 @@ from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pack import build_pack
 from kb_retrieval.retrieval.rerank import Reranker, maybe_rerank
 from kb_retrieval.retrieval.scoring import (
-    best_lexical_features,
     confidence,
     is_stale,
+    lexical_features,
     rank_score,
     vector_feature,
 )
@@ -190,8 +190,7 @@ class Retriever:
                 )
                 order, seen, top1 = legs.merge_quota(plan, vector_hits, lexical_hits, self.config)
                 found = legs.fetch_candidates(conn, scope, order, vectors) if order else {}
-                all_terms = [t for terms in variant_terms for t in terms]
-                idf, avgdl = legs.term_idf(conn, scope, all_terms) if found else ({}, 1.0)
+                idf, avgdl = legs.term_idf(conn, scope, variant_terms[0]) if found else ({}, 1.0)
         timings["database"] = _ms(t0)
         t0 = time.perf_counter()
         dates = set(plan.dates)
@@ -205,13 +204,16 @@ class Retriever:
             cand.seen_in_queries = seen.get(pk, set())
             cand.lexical_top1 = pk == top1
             cand.vector = vector_feature(cand.sims)
-            cand.coverage, cand.bm25 = best_lexical_features(
-                cand, variant_terms, idf, avgdl, self.config
+            cand.coverage, cand.bm25 = lexical_features(
+                cand, variant_terms[0], idf, avgdl, self.config
             )
             cand.stale = is_stale(cand.version.last_reviewed_at, as_of, self.config)
             cand.trip_match = bool(dates) and _mentions_date(cand, dates)
             cand.confidence = confidence(
-                cand.vector, cand.coverage, cand.bm25, self.config.confidence, cand.trip_match
+                cand.vector, cand.coverage, cand.bm25, self.config.confidence
+            )
+            cand.relevance = confidence(
+                cand.vector, cand.coverage, cand.bm25, self.config.relevance
             )
             cand.rank_score = rank_score(cand, as_of, self.config)
             pool.append(cand)

@@ -52,30 +52,11 @@ def lexical_features(
     return matched / total, bm25
 
 
-def best_lexical_features(
-    candidate: Candidate,
-    variant_terms: Sequence[Sequence[str]],
-    idf: dict[str, float],
-    avgdl: float,
-    config: RetrievalConfig,
-) -> tuple[float, float]:
-    """Lexical features of the best-matching variant (expansions slightly discounted, as vectors)."""
-    best = (0.0, 0.0)
-    for index, terms in enumerate(variant_terms):
-        coverage, bm25 = lexical_features(candidate, terms, idf, avgdl, config)
-        if index:
-            coverage, bm25 = coverage * EXPANSION_DISCOUNT, bm25 * EXPANSION_DISCOUNT
-        best = max(best, (coverage, bm25))
-    return best
-
-
-def confidence(
-    vector: float, coverage: float, bm25: float, model: ConfidenceModel, trip_match: bool = False
-) -> float:
-    """Calibrated probability that the chunk is relevant evidence: same meaning for every query."""
+def confidence(vector: float, coverage: float, bm25: float, model: ConfidenceModel) -> float:
+    """A calibrated probability from absolute signals: same meaning for every query (no min-max)."""
     saturated = bm25 / (bm25 + model.bm25_half) if bm25 > 0 else 0.0
     z = model.bias + model.w_vector * vector + model.w_coverage * coverage
-    z += model.w_bm25 * saturated + model.w_trip * float(trip_match)
+    z += model.w_bm25 * saturated
     return sigmoid(z)
 
 
@@ -87,7 +68,7 @@ def is_stale(last_reviewed_at: date | None, as_of: date, config: RetrievalConfig
 def rank_score(candidate: Candidate, as_of: date, config: RetrievalConfig) -> float:
     """Confidence plus the soft signals of 000 section 4.2 (ordering only, never the tier)."""
     version = candidate.version
-    score = candidate.confidence
+    score = candidate.relevance
     score += config.priority_weight * max(
         -config.priority_cap, min(config.priority_cap, version.priority)
     )

@@ -17,8 +17,8 @@ def jaccard(a: Candidate, b: Candidate) -> float:
 
 
 def passes_floors(candidate: Candidate, config: RetrievalConfig) -> bool:
-    """002 item 2: confidence floor, and a vector floor unless the keyword match is very strong."""
-    if candidate.confidence < config.score_floor:
+    """002 item 2: combined (relevance) floor, and a vector floor unless the keyword match is very strong."""
+    if candidate.relevance < config.score_floor:
         return False
     return candidate.vector >= config.vector_floor or (
         candidate.lexical_top1 and candidate.coverage >= 0.9

@@ -78,6 +78,13 @@ def decide(
         )
     usable = [c for c in pack if c.confidence >= config.unknown_threshold]
     top = max((c.confidence for c in pack), default=0.0)
+    # A policy-like claim can only be grounded by its authoritative categories, so "stale only"
+    # is judged on those usable chunks (a fresh brochure does not make a stale policy current).
+    authoritative = required_categories(plan)
+    grounding = (
+        [c for c in usable if c.version.category in authoritative] if plan.policy_like else usable
+    )
+    grounding = grounding or usable
     conflicts = tuple(
         detect_conflicts(
             [
@@ -90,13 +97,13 @@ def decide(
                     supersedes_doc_version_id=c.version.supersedes_doc_version_id,
                     rank=i,
                 )
-                for i, c in enumerate(usable[:CONFLICT_WINDOW])
+                for i, c in enumerate(pack[:CONFLICT_WINDOW])
             ],
             exception_request=False,
         )
     )
     flags = {
-        "stale_only_evidence": bool(usable) and all(c.stale for c in usable),
+        "stale_only_evidence": bool(grounding) and all(c.stale for c in grounding),
         "conflicting_evidence": bool(conflicts),
         "low_confidence": top < config.low_confidence_threshold,
     }
