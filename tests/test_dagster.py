@@ -120,6 +120,10 @@ def test_kb_ingest_cli_contract(tmp_path, database_url, monkeypatch):
     second = json.loads(runner.invoke(app, ["ingest", str(tmp_path / "cli-co"), "--json"]).stdout)
     assert sum(row["embedded"] for row in second) == 0
     assert runner.invoke(app, ["ingest", str(tmp_path / "nowhere")]).exit_code == 2
+    assert not (tmp_path / "home" / "pgdata").exists(), "with KB_DATABASE_URL no server is started"
+    assert (tmp_path / "home" / "dagster" / "dagster.yaml").is_file(), (
+        "runs go to the Dagster instance"
+    )
 
 
 def test_ingest_folder_uses_the_given_instance(tmp_path, database_url):

@@ -131,6 +131,27 @@ def table_counts(db, tenant_id: str) -> dict[str, int]:
         return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TENANT_TABLES}
 
 
+def test_migrations_apply_once_and_refuse_edited_history(db):
+    from kb_retrieval.db.migrate import apply_migrations, available_migrations
+
+    assert db.migrate() == [], "a second run applies nothing"
+    conn = db.connect(vector_types=False)
+    try:
+        versions = [
+            row[0] for row in conn.execute("SELECT version FROM schema_migrations ORDER BY version")
+        ]
+        assert versions == [m.version for m in available_migrations()]
+        conn.execute("UPDATE schema_migrations SET checksum = 'edited' WHERE version = 1")
+        with pytest.raises(RuntimeError, match="changed after it was applied"):
+            apply_migrations(conn)
+    finally:
+        first = available_migrations()[0]
+        conn.execute(
+            "UPDATE schema_migrations SET checksum = %s WHERE version = 1", (first.checksum,)
+        )
+        conn.close()
+
+
 def test_every_document_type_is_indexed_with_locators(tmp_path, real_pipeline, db):
     results = ingest(real_pipeline, mixed_folder(tmp_path, "mixed-types"))
     assert {v["state"] for v in results.values()} == {"indexed"}, results
