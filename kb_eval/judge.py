@@ -39,6 +39,7 @@ from kb_eval.claims import (
     WEAK_TERMS,
     split_sentences,
 )
+from kb_retrieval.quantities import NUMBER_WORD_VALUES
 
 LABELS = ("supported", "contradicted", "unrelated")
 MIN_SHARED_FOR_TOPIC = 0.34
@@ -107,17 +108,7 @@ _UNIT_ALT = "|".join(
         reverse=True,
     )
 )
-_NUMBER_WORDS = """zero one two three four five six seven eight nine ten eleven twelve thirteen
-fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
-_WORD_NUMBERS = {word: index for index, word in enumerate(_NUMBER_WORDS.split())} | {
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-}
+_WORD_NUMBERS = {word: int(value) for word, value in NUMBER_WORD_VALUES.items()}
 _CURRENCY_GROUPS = (
     ("usd", "$ us$ usd dollar dollars"),
     ("eur", "€ eur euro euros"),

@@ -46,6 +46,8 @@ _TENS = {
 _WORD_VALUES = {word: float(i) for i, word in enumerate(_SMALL)} | {
     word: float(value) for word, value in _TENS.items()
 }
+NUMBER_WORD_VALUES: dict[str, float] = dict(_WORD_VALUES)
+"""Spelled-out numbers zero..nineteen and the tens up to ninety (shared with the support judge)."""
 _TEN_ALT = "|".join(sorted(_TENS, key=len, reverse=True))
 _SMALL_ALT = "|".join(sorted(_SMALL, key=len, reverse=True))
 _DIGIT_ALT = "|".join(sorted(_SMALL[1:10], key=len, reverse=True))
