@@ -40,7 +40,11 @@ def ingest_folder(
         if on_progress:
             on_progress(done, total, key)
         result = materialize(
-            INGEST_ASSETS, partition_key=key, instance=instance, resources={"kb": kb}
+            INGEST_ASSETS,
+            partition_key=key,
+            instance=instance,
+            resources={"kb": kb},
+            run_config=QUIET_RUN,
         )
         embedded = 0
         for event in result.asset_materializations_for_node("chunk_embeddings"):
