@@ -9,6 +9,7 @@ import sys
 import typer
 
 from kb_pipeline.cli.ask_cmd import ask
+from kb_pipeline.cli.beir_cmd import eval_beir
 from kb_pipeline.cli.drafts_cmd import eval_drafts
 from kb_pipeline.cli.eval_cmd import evaluate
 from kb_pipeline.cli.ingest_cmd import ingest
@@ -22,6 +23,7 @@ app.command("ingest")(ingest)
 app.command("ask")(ask)
 app.command("eval")(evaluate)
 app.command("eval-drafts")(eval_drafts)
+app.command("eval-beir")(eval_beir)
 
 
 @app.command("ui")
