@@ -158,16 +158,6 @@ def ratio(numerator: float, denominator: float, digits: int = 3) -> float | None
     return round(numerator / denominator, digits) if denominator else None
 
 
-@contextmanager
-def timed(into: dict[str, float], key: str) -> Iterator[None]:
-    """Add the seconds spent in the block to `into[key]`."""
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
-        into[key] = into.get(key, 0.0) + time.perf_counter() - started
-
-
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A Markdown table (the readable summaries are pasted into docs/benchmarks.md)."""
     lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]

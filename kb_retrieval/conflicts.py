@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
 from kb_retrieval.quantities import (
@@ -99,8 +100,13 @@ def _family(quantity: Quantity) -> str:
     return ""
 
 
+@lru_cache(maxsize=4096)
 def _facts(text: str) -> dict[_Key, tuple[Quantity, ...]]:
-    """Quantities of a chunk grouped by (kind, family, topic); quantities without topic dropped."""
+    """Quantities of a chunk grouped by (kind, family, topic); quantities without topic dropped.
+
+    Cached by text: a chunk's quantities never change, and extraction was most of the ranking
+    time per retrieval (bench/retrieval.py profile). Callers must not mutate the result.
+    """
     grouped: dict[_Key, list[Quantity]] = {}
     for quantity in extract_quantities(text):
         topic = quantity_topic(quantity)

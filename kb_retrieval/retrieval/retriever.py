@@ -20,6 +20,7 @@ from kb_retrieval.ingestion.pipeline import PipelineVersions
 from kb_retrieval.models import Category
 from kb_retrieval.query import QueryPlan, build_query_plan
 from kb_retrieval.retrieval import candidates as legs
+from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.cache import TTLCache
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pack import build_pack
@@ -172,6 +173,9 @@ class Retriever:
             "as_of": as_of,
         }
         with self.db.tenant(tenant_id) as conn:
+            # Eligible version ids travel as arrays; a generic prepared plan would scan them
+            # linearly per row (bench/retrieval.py), so plan each statement for its values.
+            conn.execute(sql.FORCE_CUSTOM_PLANS)
             versions = legs.load_versions(conn, base, audit=audit_mode)
             scope = legs.Scope(
                 tenant_id,

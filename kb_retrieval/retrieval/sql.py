@@ -47,6 +47,7 @@ CROSS JOIN LATERAL (
 """
 
 # HNSW with iterative scan for large tenants: windows are over-fetched, then folded per chunk.
+FORCE_CUSTOM_PLANS = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
 SET_HNSW = "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 VECTOR_HNSW = """
 SELECT q.vidx, r.chunk_pk, r.sim
@@ -73,19 +74,21 @@ CHUNK_SCOPE = """c.tenant_id = %(tenant_id)s AND c.parser_version = %(parser_ver
 
 # BM25 (k1, b) over the analyzer's terms: the GIN index on tsv finds the chunks holding a term,
 # term_freqs gives its frequency, df/N/avgdl come from the eligible chunks of the tenant.
+# The statistics CTEs are MATERIALIZED: inlined, the correlated df count ran once per matching
+# (term, chunk) row, quadratic in the tenant's size (bench/retrieval.py: 15 s at 500 chunks).
 LEXICAL_BM25 = f"""
 WITH q AS (
     SELECT * FROM unnest(%(vidx)s::int[], %(terms)s::text[]) AS q(vidx, term)
-), stats AS (
+), stats AS MATERIALIZED (
     SELECT count(*)::float8 AS n, coalesce(avg(c.term_count), 1)::float8 AS avgdl
     FROM chunks c WHERE {CHUNK_SCOPE}
-), df AS (
+), df AS MATERIALIZED (
     SELECT t.term, (
         SELECT count(*) FROM chunks c
         WHERE {CHUNK_SCOPE} AND c.tsv @@ quote_literal(t.term)::tsquery
     )::float8 AS df
     FROM (SELECT DISTINCT term FROM q) t
-), idf AS (
+), idf AS MATERIALIZED (
     SELECT df.term, ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) AS idf FROM df, stats
 ), scored AS (
     SELECT q.vidx, c.id AS chunk_pk,
