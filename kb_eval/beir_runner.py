@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -430,79 +431,70 @@ def run_beir(
     seconds["ingest"] = round(time.perf_counter() - started, 2)
     config = ir_config(config)
     retriever = Retriever(db, embedder, pipeline.versions, config, reranker=None, audit=False)
-    queries = dataset.queries
+    queries, qids = dataset.queries, list(dataset.queries)
+    doc_ids = list(dataset.corpus)
+    texts = [document_text(dataset.corpus[d]) for d in doc_ids]
+    bm25 = {"k1": config.bm25_k1, "b": config.bm25_b}
+    english = dict(zip(qids, english_tokens(list(queries.values())), strict=True))
+    query_vectors = embedder.embed([queries[q] for q in qids])
+    gate = config.min_content_tokens
+    direct = [build_query_plan(queries[q], min_content_tokens=gate).variants[0].text for q in qids]
+    cache = folder / f"truncated-{re.sub(r'[^A-Za-z0-9.-]+', '_', embedder.model_id)}.npy"
+    row_docs, windows, matrix = stored_windows(db, pipeline.versions, tenant_id)
+    first = np.flatnonzero(windows == 0)
+    kb_args = {"tenant_id": tenant_id, "queries": queries, "progress": progress}
+    plan: list[tuple[str, int, Callable[[], Run]]] = [
+        ("kb_hybrid", len(qids), partial(kb_hybrid_run, retriever, **kb_args)),
+        (
+            "kb_hybrid_first_window",
+            len(qids),
+            partial(kb_hybrid_run, retriever, all_windows=False, **kb_args),
+        ),
+        (
+            "kb_lexical",
+            len(qids),
+            partial(kb_lexical_run, db, pipeline.versions, config=config, **kb_args),
+        ),
+        (
+            "bm25s_kb_analyzer",
+            1,
+            lambda: bm25s_run(
+                doc_ids, [analyze(t) for t in texts], {q: analyze(queries[q]) for q in qids}, **bm25
+            ),
+        ),
+        ("bm25s_english", 1, lambda: bm25s_run(doc_ids, english_tokens(texts), english, **bm25)),
+        (
+            "dense_truncated",
+            1,
+            lambda: dense_run(
+                qids, query_vectors, doc_ids, truncated_vectors(embedder, texts, cache, progress)
+            ),
+        ),
+        ("dense_best_window", 1, partial(dense_run, qids, query_vectors, row_docs, matrix)),
+        (
+            "dense_first_window",
+            1,
+            lambda: dense_run(qids, query_vectors, [row_docs[i] for i in first], matrix[first]),
+        ),
+        (
+            "dense_best_window_kb_query",
+            1,
+            lambda: dense_run(qids, embedder.embed(direct), row_docs, matrix),
+        ),
+    ]
     runs: dict[str, Run] = {}
-
-    def timed(name: str, total: int, make: Callable[[], Run]) -> None:
+    for name, total, make in plan:
         progress.stage(RUN_LABELS[name], total)
         start = time.perf_counter()
         runs[name] = make()
         seconds[name] = round(time.perf_counter() - start, 2)
-
-    nq = len(queries)
-    timed("kb_hybrid", nq, lambda: kb_hybrid_run(retriever, tenant_id, queries, progress=progress))
-    timed(
-        "kb_hybrid_first_window",
-        nq,
-        lambda: kb_hybrid_run(retriever, tenant_id, queries, all_windows=False, progress=progress),
-    )
-    timed(
-        "kb_lexical",
-        nq,
-        lambda: kb_lexical_run(db, pipeline.versions, tenant_id, queries, config, progress),
-    )
-    doc_ids = list(dataset.corpus)
-    texts = [document_text(dataset.corpus[d]) for d in doc_ids]
-    analyzed = {qid: analyze(text) for qid, text in queries.items()}
-    timed(
-        "bm25s_kb_analyzer",
-        1,
-        lambda: bm25s_run(
-            doc_ids, [analyze(t) for t in texts], analyzed, k1=config.bm25_k1, b=config.bm25_b
-        ),
-    )
-    english = dict(zip(queries, english_tokens(list(queries.values())), strict=True))
-    timed(
-        "bm25s_english",
-        1,
-        lambda: bm25s_run(
-            doc_ids, english_tokens(texts), english, k1=config.bm25_k1, b=config.bm25_b
-        ),
-    )
-    qids = list(queries)
-    query_vectors = embedder.embed([queries[q] for q in qids])
-    cache = folder / f"truncated-{re.sub(r'[^A-Za-z0-9.-]+', '_', embedder.model_id)}.npy"
-    timed(
-        "dense_truncated",
-        1,
-        lambda: dense_run(
-            qids, query_vectors, doc_ids, truncated_vectors(embedder, texts, cache, progress)
-        ),
-    )
-    row_docs, windows, matrix = stored_windows(db, pipeline.versions, tenant_id)
-    first = np.flatnonzero(windows == 0)
-    timed("dense_best_window", 1, lambda: dense_run(qids, query_vectors, row_docs, matrix))
-    timed(
-        "dense_first_window",
-        1,
-        lambda: dense_run(qids, query_vectors, [row_docs[i] for i in first], matrix[first]),
-    )
-    direct = [
-        build_query_plan(queries[q], min_content_tokens=config.min_content_tokens).variants[0].text
-        for q in qids
-    ]
-    timed(
-        "dense_best_window_kb_query",
-        1,
-        lambda: dense_run(qids, embedder.embed(direct), row_docs, matrix),
-    )
     seconds["total"] = round(time.perf_counter() - started, 2)
     metrics = {name: beir_metrics(run, dataset.qrels) for name, run in runs.items()}
     return BeirReport(
         dataset=dataset.name,
         tenant_id=tenant_id,
         documents=len(dataset.corpus),
-        queries=nq,
+        queries=len(qids),
         runs={name: {k: round(v, 4) for k, v in m.items()} for name, m in metrics.items()},
         seconds=seconds,
         ingestion=summary,

@@ -100,7 +100,9 @@ def print_report(report: BeirReport, console: Console) -> None:
     table.add_column("run")
     for name in ("nDCG@10", "R@10", "R@100", "seconds"):
         table.add_column(name, justify="right")
-    for name, metrics in report.runs.items():
+    names = [n for n in RUN_LABELS if n in report.runs]
+    for name in names + sorted(set(report.runs) - set(names)):
+        metrics = report.runs[name]
         table.add_row(
             RUN_LABELS.get(name, name),
             *(f"{metrics[m]:.3f}" for m in METRICS),
