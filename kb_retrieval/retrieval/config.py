@@ -76,6 +76,12 @@ class RetrievalConfig(BaseModel):
     ambiguity_margin: float = 0.08
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
+    in_memory_max_vectors: int = Field(
+        500_000,
+        description="a tenant with at most this many window vectors is searched in an in-memory "
+        "snapshot (exact vectors + BM25, retrieval/snapshot.py); above it, in PostgreSQL",
+    )
+    snapshot_cache_mb: int = Field(2048, description="memory bound of the snapshot cache")
     exact_scan_max_vectors: int = Field(
         30_000, description="a tenant with at most this many window vectors is searched exactly"
     )

@@ -17,7 +17,6 @@ from kb_retrieval.analyzer import analyze, canonicalize_dates, find_dates
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder
 from kb_retrieval.ingestion.pipeline import PipelineVersions
-from kb_retrieval.models import Category
 from kb_retrieval.query import QueryPlan, build_query_plan
 from kb_retrieval.retrieval import candidates as legs
 from kb_retrieval.retrieval import sql
@@ -33,11 +32,11 @@ from kb_retrieval.retrieval.scoring import (
     vector_feature,
 )
 from kb_retrieval.retrieval.selection import select_pack
+from kb_retrieval.retrieval.snapshot import SNAPSHOTS, SnapshotKey, TenantSnapshot, read_generation
 from kb_retrieval.retrieval.verdict import decide
 
 GENERIC_WORDS = {"departure", "itinerary", "trip", "tour", "day", "days", "the", "and"}
 MONTHS = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
-INDEX_GENERATION = "SELECT count(*), max(updated_at)::text FROM doc_builds WHERE tenant_id = %s"
 INSERT_AUDIT = """
 INSERT INTO retrieval_audit (tenant_id, config_version, as_of, query_hash, email_text, outcome,
     reason_codes, flags, vector_max, keyword_max, confidence_top, candidate_count, pack_size,
@@ -46,6 +45,11 @@ VALUES (%(tenant_id)s, %(config_version)s, %(as_of)s, %(query_hash)s, %(email_te
     %(reason_codes)s, %(flags)s, %(vector_max)s, %(keyword_max)s, %(confidence_top)s,
     %(candidate_count)s, %(pack_size)s, %(floors)s, %(used_rerank)s, %(cache_hit)s, %(timings_ms)s)
 """
+
+
+SearchOutput = tuple[
+    list[int], dict[int, set[str]], int | None, dict[int, legs.Candidate], dict[str, float], float
+]
 
 
 @dataclass
@@ -92,15 +96,26 @@ class Retriever:
     ) -> RetrievalResult:
         started = time.perf_counter()
         timings: dict[str, float] = {}
+        key = SnapshotKey(
+            tenant_id,
+            self.versions.parser_version,
+            self.versions.chunker_version,
+            self.versions.embedding_model_id,
+        )
         with self.db.tenant(tenant_id) as conn:
-            generation = conn.execute(INDEX_GENERATION, (tenant_id,)).fetchone()
-            titles = [
-                row[0]
-                for row in conn.execute(
-                    "SELECT title FROM doc_versions WHERE tenant_id = %s AND category = %s ORDER BY title",
-                    (tenant_id, Category.TRIP_ITINERARY.value),
-                )
-            ]
+            generation = read_generation(conn, tenant_id)
+            snapshot = SNAPSHOTS.get(
+                conn,
+                self.db.url,
+                key,
+                generation,
+                max_vectors=self.config.in_memory_max_vectors,
+                max_bytes=self.config.snapshot_cache_mb * 1024**2,
+            )
+            if snapshot is not None:
+                titles = list(snapshot.trip_titles)
+            else:
+                titles = [row[0] for row in conn.execute(sql.TRIP_TITLES, {"tenant_id": tenant_id})]
         plan = build_query_plan(
             email,
             sensitivity=sensitivity,
@@ -143,7 +158,15 @@ class Retriever:
             )
         else:
             result = self._search(
-                tenant_id, plan, as_of, trip_context, audit_mode, all_windows, timings, started
+                tenant_id,
+                plan,
+                as_of,
+                trip_context,
+                audit_mode,
+                all_windows,
+                timings,
+                started,
+                snapshot,
             )
         self.cache.put(cache_key, result)
         self._audit(tenant_id, email, as_of, result, False)
@@ -159,6 +182,7 @@ class Retriever:
         all_windows: bool,
         timings: dict[str, float],
         started: float,
+        snapshot: TenantSnapshot | None = None,
     ) -> RetrievalResult:
         t0 = time.perf_counter()
         vectors = self.embedder.embed([v.text for v in plan.variants])
@@ -172,29 +196,14 @@ class Retriever:
             "embedding_model_id": self.versions.embedding_model_id,
             "as_of": as_of,
         }
-        with self.db.tenant(tenant_id) as conn:
-            # Eligible version ids travel as arrays; a generic prepared plan would scan them
-            # linearly per row (bench/retrieval.py), so plan each statement for its values.
-            conn.execute(sql.FORCE_CUSTOM_PLANS)
-            versions = legs.load_versions(conn, base, audit=audit_mode)
-            scope = legs.Scope(
-                tenant_id,
-                self.versions.parser_version,
-                self.versions.chunker_version,
-                self.versions.embedding_model_id,
-                versions,
-                all_windows,
+        if snapshot is not None:
+            order, seen, top1, found, idf, avgdl = self._search_snapshot(
+                snapshot, plan, base, vectors, variant_terms, audit_mode, all_windows
             )
-            if not versions:
-                found: dict[int, legs.Candidate] = {}
-                order, seen, top1 = [], {}, None
-            else:
-                vector_hits, lexical_hits = legs.search_legs(
-                    conn, scope, vectors, variant_terms, self.config
-                )
-                order, seen, top1 = legs.merge_quota(plan, vector_hits, lexical_hits, self.config)
-                found = legs.fetch_candidates(conn, scope, order, vectors) if order else {}
-                idf, avgdl = legs.term_idf(conn, scope, variant_terms[0]) if found else ({}, 1.0)
+        else:
+            order, seen, top1, found, idf, avgdl = self._search_database(
+                plan, base, vectors, variant_terms, audit_mode, all_windows
+            )
         timings["database"] = _ms(t0)
         t0 = time.perf_counter()
         dates = set(plan.dates)
@@ -229,6 +238,71 @@ class Retriever:
         )
         result.used_rerank = used_rerank
         return result
+
+    def _scope(self, tenant_id: str, versions: dict[str, Any], all_windows: bool) -> legs.Scope:
+        return legs.Scope(
+            tenant_id,
+            self.versions.parser_version,
+            self.versions.chunker_version,
+            self.versions.embedding_model_id,
+            versions,
+            all_windows,
+        )
+
+    def _search_snapshot(
+        self,
+        snapshot: TenantSnapshot,
+        plan: QueryPlan,
+        base: dict[str, Any],
+        vectors: Any,
+        variant_terms: list[list[str]],
+        audit_mode: bool,
+        all_windows: bool,
+    ) -> SearchOutput:
+        """Both legs in memory, then one round trip for the candidates' rows."""
+        versions = snapshot.eligible_versions(base["as_of"], audit=audit_mode)
+        if not versions:
+            return [], {}, None, {}, {}, 1.0
+        mask = snapshot.chunk_mask(versions)
+        cfg = self.config
+        vector_hits = snapshot.vector_leg(mask, vectors, cfg.k_vector, all_windows=all_windows)
+        lexical_hits = snapshot.lexical_leg(
+            mask, variant_terms, cfg.k_lexical, cfg.bm25_k1, cfg.bm25_b
+        )
+        order, seen, top1 = legs.merge_quota(plan, vector_hits, lexical_hits, cfg)
+        scope = self._scope(base["tenant_id"], versions, all_windows)
+        found: dict[int, legs.Candidate] = {}
+        if order:
+            with self.db.tenant(base["tenant_id"]) as conn:
+                found = legs.fetch_candidates(conn, scope, order, vectors)
+        idf, avgdl = snapshot.term_idf(mask, variant_terms[0]) if found else ({}, 1.0)
+        return order, seen, top1, found, idf, avgdl
+
+    def _search_database(
+        self,
+        plan: QueryPlan,
+        base: dict[str, Any],
+        vectors: Any,
+        variant_terms: list[list[str]],
+        audit_mode: bool,
+        all_windows: bool,
+    ) -> SearchOutput:
+        """Both legs in PostgreSQL (tenants above `in_memory_max_vectors`)."""
+        with self.db.tenant(base["tenant_id"]) as conn:
+            # Eligible version ids travel as arrays; a generic prepared plan would scan them
+            # linearly per row (bench/retrieval.py), so plan each statement for its values.
+            conn.execute(sql.FORCE_CUSTOM_PLANS)
+            versions = legs.load_versions(conn, base, audit=audit_mode)
+            if not versions:
+                return [], {}, None, {}, {}, 1.0
+            scope = self._scope(base["tenant_id"], versions, all_windows)
+            vector_hits, lexical_hits = legs.search_legs(
+                conn, scope, vectors, variant_terms, self.config
+            )
+            order, seen, top1 = legs.merge_quota(plan, vector_hits, lexical_hits, self.config)
+            found = legs.fetch_candidates(conn, scope, order, vectors) if order else {}
+            idf, avgdl = legs.term_idf(conn, scope, variant_terms[0]) if found else ({}, 1.0)
+        return order, seen, top1, found, idf, avgdl
 
     def _finish(
         self,

@@ -131,3 +131,41 @@ FROM chunks c
 WHERE c.tenant_id = %(tenant_id)s AND c.id = ANY(%(ids)s)
 ORDER BY c.id
 """
+
+# In-memory snapshots (snapshot.py). The generation is kept by the triggers of migration 0005.
+INDEX_GENERATION = "SELECT generation FROM index_generations WHERE tenant_id = %(tenant_id)s"
+
+# Every version indexed for the pipeline, whatever its dates: eligibility as of a date is
+# decided in memory from these rows, exactly as ELIGIBLE_VERSIONS decides it in SQL.
+SNAPSHOT_VERSIONS = """
+SELECT v.doc_version_id, v.doc_id, v.title, v.category, v.priority, v.effective_date,
+       v.last_reviewed_at, v.supersedes_doc_version_id
+FROM doc_versions v
+JOIN doc_builds b ON b.tenant_id = v.tenant_id AND b.doc_version_id = v.doc_version_id
+WHERE v.tenant_id = %(tenant_id)s AND b.state = 'indexed'
+  AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
+  AND b.embedding_model_id = %(embedding_model_id)s
+ORDER BY v.doc_version_id
+"""
+
+SNAPSHOT_CHUNKS = f"""
+SELECT c.id, c.doc_version_id, c.term_count, c.term_freqs FROM chunks c
+WHERE {CHUNK_SCOPE}
+ORDER BY c.id
+"""
+
+_SNAPSHOT_VECTOR_SCOPE = """v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
+  AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)"""
+SNAPSHOT_VECTOR_COUNT = f"SELECT count(*) FROM chunk_vectors v WHERE {_SNAPSHOT_VECTOR_SCOPE}"
+SNAPSHOT_VECTORS = f"""
+SELECT v.chunk_pk, v.window_index, v.embedding FROM chunk_vectors v
+WHERE {_SNAPSHOT_VECTOR_SCOPE}
+ORDER BY v.chunk_pk, v.window_index
+"""
+
+# Itinerary titles name the tenant's trips for the query planner (any state: a trip's name is
+# known as soon as it is registered).
+TRIP_TITLES = """
+SELECT title FROM doc_versions WHERE tenant_id = %(tenant_id)s AND category = 'trip_itinerary'
+ORDER BY title
+"""

@@ -1,0 +1,333 @@
+"""In-memory search snapshots: exact vector and BM25 legs per tenant, without scanning tables.
+
+A snapshot holds, for one tenant and one pipeline (parser, chunker, embedding model), every
+indexed version's eligibility facts, each chunk's BM25 postings and every window vector. It is
+read through the tenant-scoped connection (row-level security applies), tagged with the
+tenant's index generation (migration 0005, bumped by triggers on every change of
+`doc_versions` and `doc_builds`) and reused until that generation moves on.
+
+Both legs return exactly what the SQL legs in `sql.py` return (same candidates, same order,
+same tie-breaks): the vector leg is an exact scan, so its recall against exact search is 1.0
+at any size; BM25 uses the same document frequencies and mean length over the eligible chunks.
+Tenants with more window vectors than `RetrievalConfig.in_memory_max_vectors` are searched in
+PostgreSQL instead (exact scan, then HNSW).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from kb_retrieval.models import Category
+from kb_retrieval.retrieval import sql
+from kb_retrieval.retrieval.candidates import VersionInfo
+
+Hit = tuple[int, int, float]
+
+
+@dataclass(frozen=True)
+class SnapshotKey:
+    tenant_id: str
+    parser_version: str
+    chunker_version: str
+    embedding_model_id: str
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id,
+            "parser_version": self.parser_version,
+            "chunker_version": self.chunker_version,
+            "embedding_model_id": self.embedding_model_id,
+        }
+
+
+@dataclass(frozen=True)
+class VersionFacts:
+    """An indexed version and the effective dates of the indexed versions superseding it."""
+
+    info: VersionInfo
+    superseded_from: tuple[date | None, ...]
+
+    def eligible(self, as_of: date) -> bool:
+        effective = self.info.effective_date
+        return effective is None or effective <= as_of
+
+    def superseded(self, as_of: date) -> bool:
+        return any(day is None or day <= as_of for day in self.superseded_from)
+
+
+class TenantSnapshot:
+    """One tenant's searchable state for one pipeline, as of one index generation."""
+
+    def __init__(
+        self,
+        key: SnapshotKey,
+        generation: int,
+        versions: dict[str, VersionFacts],
+        chunk_rows: Sequence[tuple[int, str, int, dict[str, int]]],
+        window_rows: Sequence[tuple[int, int, Any]],
+        trip_titles: Sequence[str],
+    ) -> None:
+        self.key = key
+        self.generation = generation
+        self.versions = versions
+        self.trip_titles = tuple(trip_titles)
+        self.version_ids = sorted(versions)
+        position = {vid: i for i, vid in enumerate(self.version_ids)}
+        rows = sorted((r for r in chunk_rows if r[1] in position), key=lambda r: r[0])
+        self.chunk_pk = np.array([r[0] for r in rows], dtype=np.int64)
+        self.chunk_version = np.array([position[r[1]] for r in rows], dtype=np.int32)
+        self.term_count = np.array([r[2] for r in rows], dtype=np.float64)
+        self.postings = _postings([r[3] for r in rows])
+        row_of = {int(pk): i for i, pk in enumerate(self.chunk_pk)}
+        windows = sorted(
+            ((row_of[w[0]], w[1], w[2]) for w in window_rows if w[0] in row_of),
+            key=lambda w: (w[0], w[1]),
+        )
+        self.window_chunk = np.array([w[0] for w in windows], dtype=np.int64)
+        self.window_first = np.array([w[1] == 0 for w in windows], dtype=bool)
+        arrays = [_as_array(w[2]) for w in windows]
+        dim = len(arrays[0]) if arrays else 0
+        matrix = np.array(arrays, dtype=np.float32).reshape(len(arrays), dim)
+        self.vectors = _normalized(matrix)
+        self.window_rows, self.window_starts = (
+            np.unique(self.window_chunk, return_index=True) if windows else (np.array([]),) * 2
+        )
+
+    @property
+    def nbytes(self) -> int:
+        postings = sum(rows.nbytes + tfs.nbytes for rows, tfs in self.postings.values())
+        return int(self.vectors.nbytes + postings + 40 * len(self.chunk_pk))
+
+    @property
+    def vector_count(self) -> int:
+        return len(self.window_chunk)
+
+    def eligible_versions(self, as_of: date, *, audit: bool) -> dict[str, VersionInfo]:
+        """What `candidates.load_versions` returns for the same date and mode."""
+        out = {}
+        for vid in self.version_ids:
+            facts = self.versions[vid]
+            if not facts.eligible(as_of):
+                continue
+            superseded = facts.superseded(as_of)
+            if audit or not superseded:
+                out[vid] = _with_superseded(facts.info, superseded)
+        return out
+
+    def chunk_mask(self, version_ids: Iterable[str]) -> np.ndarray:
+        """Chunks of the given versions (the retrieval's eligible scope)."""
+        wanted = set(version_ids)
+        allowed = np.array([vid in wanted for vid in self.version_ids], dtype=bool)
+        return allowed[self.chunk_version] if len(self.chunk_version) else allowed[:0]
+
+    def vector_leg(
+        self, mask: np.ndarray, vectors: np.ndarray, k: int, *, all_windows: bool = True
+    ) -> list[Hit]:
+        """(variant from 1, chunk_pk, best-window cosine) of the top k chunks per variant."""
+        queries = _normalized(np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1))
+        best = np.full((len(self.chunk_pk), len(queries)), -np.inf, dtype=np.float64)
+        if self.vector_count and len(queries):
+            sims = self.vectors @ queries.T
+            if all_windows:
+                best[self.window_rows] = np.maximum.reduceat(sims, self.window_starts, axis=0)
+            else:
+                best[self.window_chunk[self.window_first]] = sims[self.window_first]
+        best[~mask] = -np.inf
+        hits: list[Hit] = []
+        for column in range(len(queries)):
+            hits.extend(self._top(column + 1, best[:, column], k))
+        return hits
+
+    def lexical_leg(
+        self, mask: np.ndarray, variant_terms: Sequence[Sequence[str]], k: int, k1: float, b: float
+    ) -> list[Hit]:
+        """(variant from 1, chunk_pk, BM25) of the top k chunks per variant, as `LEXICAL_BM25`."""
+        n, avgdl = self._scope_size(mask)
+        hits: list[Hit] = []
+        for index, terms in enumerate(variant_terms, start=1):
+            scores = np.zeros(len(self.chunk_pk), dtype=np.float64)
+            matched = np.zeros(len(self.chunk_pk), dtype=bool)
+            for term in sorted(set(terms)):
+                rows, tfs = self._eligible_postings(term, mask)
+                if not len(rows):
+                    continue
+                idf = math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
+                norm = k1 * (1 - b + b * self.term_count[rows] / avgdl)
+                scores[rows] += idf * tfs * (k1 + 1) / (tfs + norm)
+                matched[rows] = True
+            scores[~matched] = -np.inf
+            hits.extend(self._top(index, scores, k))
+        return hits
+
+    def term_idf(self, mask: np.ndarray, terms: Sequence[str]) -> tuple[dict[str, float], float]:
+        """What `candidates.term_idf` returns: BM25 idf per term over the scope, and avgdl."""
+        n, avgdl = self._scope_size(mask)
+        idf = {}
+        for term in sorted(set(terms)):
+            df = len(self._eligible_postings(term, mask)[0])
+            idf[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return idf, avgdl
+
+    def _scope_size(self, mask: np.ndarray) -> tuple[int, float]:
+        n = int(mask.sum())
+        avgdl = float(self.term_count[mask].mean()) if n else 1.0
+        return n, avgdl
+
+    def _eligible_postings(self, term: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows, tfs = self.postings.get(term, (_EMPTY_ROWS, _EMPTY_TFS))
+        keep = mask[rows]
+        return rows[keep], tfs[keep]
+
+    def _top(self, variant: int, scores: np.ndarray, k: int) -> list[Hit]:
+        """The k best finite scores, ties broken by chunk_pk like the SQL `ORDER BY`."""
+        finite = np.flatnonzero(np.isfinite(scores))
+        if len(finite) > 4 * k:
+            cut = np.partition(scores[finite], len(finite) - k)[len(finite) - k]
+            finite = finite[scores[finite] >= cut]
+        order = np.lexsort((self.chunk_pk[finite], -scores[finite]))[:k]
+        return [(variant, int(self.chunk_pk[finite[i]]), float(scores[finite[i]])) for i in order]
+
+
+_EMPTY_ROWS = np.array([], dtype=np.int64)
+_EMPTY_TFS = np.array([], dtype=np.float64)
+
+
+def _as_array(value: Any) -> np.ndarray:
+    """A pgvector `Vector` (or anything array-like) as float32."""
+    to_numpy = getattr(value, "to_numpy", None)
+    return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
+
+
+def _with_superseded(info: VersionInfo, superseded: bool) -> VersionInfo:
+    return dataclasses.replace(info, superseded=superseded)
+
+
+def _normalized(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True) if matrix.size else matrix
+    return matrix / np.where(norms == 0, 1, norms) if matrix.size else matrix
+
+
+def _postings(term_freqs: Sequence[dict[str, int]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """term -> (chunk rows ascending, term frequencies) from each chunk's `term_freqs`."""
+    vocabulary: dict[str, int] = {}
+    term_ids: list[int] = []
+    rows: list[int] = []
+    tfs: list[int] = []
+    for row, freqs in enumerate(term_freqs):
+        for term, tf in freqs.items():
+            term_ids.append(vocabulary.setdefault(term, len(vocabulary)))
+            rows.append(row)
+            tfs.append(int(tf))
+    if not term_ids:
+        return {}
+    ids = np.array(term_ids, dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    row_array = np.array(rows, dtype=np.int64)[order]
+    tf_array = np.array(tfs, dtype=np.float64)[order]
+    bounds = np.searchsorted(sorted_ids, np.arange(len(vocabulary) + 1))
+    return {
+        term: (row_array[bounds[i] : bounds[i + 1]], tf_array[bounds[i] : bounds[i + 1]])
+        for term, i in vocabulary.items()
+    }
+
+
+def read_generation(conn: Any, tenant_id: str) -> int:
+    """The tenant's index generation (0 before anything was registered)."""
+    row = conn.execute(sql.INDEX_GENERATION, {"tenant_id": tenant_id}).fetchone()
+    return int(row[0]) if row else 0
+
+
+def load_snapshot(
+    conn: Any, key: SnapshotKey, generation: int, max_vectors: int
+) -> TenantSnapshot | None:
+    """Read a tenant's snapshot, or None when it has more than `max_vectors` windows.
+
+    The caller reads `generation` first in the same transaction: what is loaded is then at
+    least as new as the generation it is tagged with, never older.
+    """
+    params = key.params()
+    facts = _version_facts(conn.execute(sql.SNAPSHOT_VERSIONS, params).fetchall())
+    params["versions"] = sorted(facts)
+    count = conn.execute(sql.SNAPSHOT_VECTOR_COUNT, params).fetchone()[0]
+    if count > max_vectors:
+        return None
+    chunk_rows = conn.execute(sql.SNAPSHOT_CHUNKS, params).fetchall()
+    window_rows = conn.execute(sql.SNAPSHOT_VECTORS, params).fetchall()
+    titles = [row[0] for row in conn.execute(sql.TRIP_TITLES, params)]
+    return TenantSnapshot(key, generation, facts, chunk_rows, window_rows, titles)
+
+
+def _version_facts(rows: Sequence[tuple[Any, ...]]) -> dict[str, VersionFacts]:
+    superseders: dict[str, list[date | None]] = {}
+    for row in rows:
+        if row[7] is not None:
+            superseders.setdefault(row[7], []).append(row[5])
+    out = {}
+    for row in rows:
+        info = VersionInfo(
+            row[0], row[1], row[2], Category(row[3]), row[4], row[5], row[6], row[7], False
+        )
+        dates = sorted(superseders.get(row[0], []), key=lambda d: (d is not None, d))
+        out[row[0]] = VersionFacts(info, tuple(dates))
+    return out
+
+
+class SnapshotStore:
+    """Process-wide LRU of tenant snapshots, bounded by their size in bytes; thread-safe."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[tuple[str, SnapshotKey], tuple[int, TenantSnapshot | None]]
+        self._items = OrderedDict()
+        self._lock = threading.Lock()
+        self.loads = 0
+
+    def get(
+        self,
+        conn: Any,
+        database: str,
+        key: SnapshotKey,
+        generation: int,
+        *,
+        max_vectors: int,
+        max_bytes: int | None = None,
+    ) -> TenantSnapshot | None:
+        """The snapshot for this generation, loading it if needed; None: search in PostgreSQL."""
+        slot = (database, key)
+        with self._lock:
+            if max_bytes is not None:
+                self.max_bytes = max_bytes
+            found = self._items.get(slot)
+            if found is not None and found[0] == generation:
+                self._items.move_to_end(slot)
+                return found[1]
+        snapshot = load_snapshot(conn, key, generation, max_vectors)
+        with self._lock:
+            self.loads += 1
+            self._items[slot] = (generation, snapshot)
+            self._items.move_to_end(slot)
+            self._evict()
+        return snapshot
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def _evict(self) -> None:
+        total = sum(s.nbytes for _, s in self._items.values() if s is not None)
+        while total > self.max_bytes and len(self._items) > 1:
+            _, (_, oldest) = self._items.popitem(last=False)
+            total -= oldest.nbytes if oldest is not None else 0
+
+
+SNAPSHOTS = SnapshotStore(max_bytes=2 * 1024**3)
