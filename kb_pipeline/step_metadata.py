@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dagster import MetadataValue
 
+from kb_pipeline.ingest.partitions import split_partition_key
 from kb_retrieval.ingestion.pipeline import StepReport
 
 SUMMED = (
@@ -50,3 +52,12 @@ def step_metadata(reports: Sequence[StepReport], seconds: float) -> dict[str, An
         metadata["state"] = reports[0].state
         metadata["reason_code"] = reports[0].reason_code or ""
     return metadata
+
+
+def run_step(
+    partition_keys: Sequence[str], step: Callable[[str, str], StepReport]
+) -> tuple[list[StepReport], dict[str, Any]]:
+    """Run one pipeline step for every partition of a run; its reports and their metadata."""
+    started = time.perf_counter()
+    reports = [step(*split_partition_key(key)) for key in partition_keys]
+    return reports, step_metadata(reports, time.perf_counter() - started)

@@ -36,8 +36,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kb_retrieval.locator import (
+    format_source_locator,
+    parse_source_locator,
+    slugify_section,
+    validate_doc_version_id,
+)
 from kb_retrieval.models import Chunk, ParsedDocument, Span, SpanKind
 from kb_retrieval.policy_hint import policy_likeness_hint
+from kb_retrieval.sentences import sentence_bounds
+
+__all__ = [
+    "CHUNKER_VERSION",
+    "ChunkerConfig",
+    "WordPieceCounter",
+    "chunk_document",
+    "format_source_locator",
+    "parse_source_locator",
+    "sentence_bounds",
+    "slugify_section",
+]
 
 CHUNKER_VERSION = "chunker-v1"
 
@@ -110,95 +128,7 @@ def _count_all(counter: TokenCounter, texts: Sequence[str]) -> list[int]:
     return list(many(texts)) if callable(many) else [counter.count(t) for t in texts]
 
 
-# ---- source locators -------------------------------------------------------------------------
-
-_SLUG_RUN = re.compile(r"[\W_]+")
-_NUMBER = r"(?:0|[1-9][0-9]*)"
-_LOCATOR = re.compile(
-    r"docv:(?P<doc_version_id>[^\s#|]+)#chunk:(?P<chunk_index>[0-9]{3}|[1-9][0-9]{3,})"
-    rf"\|p:(?:(?P<page_start>{_NUMBER})-(?P<page_end>{_NUMBER})|-)"
-    r"\|sec:(?P<section_slug>-|[^\W_]+(?:-[^\W_]+)*)"
-)
-_DOC_VERSION_ID = re.compile(r"[^\s#|]+")
-
-
-def slugify_section(title: str | None) -> str:
-    """Runs of non-alphanumerics become "-", ends stripped, case kept; "-" when there is none."""
-    if title is None:
-        return "-"
-    return _SLUG_RUN.sub("-", title).strip("-") or "-"
-
-
-def format_source_locator(
-    doc_version_id: str,
-    chunk_index: int,
-    page_start: int | None,
-    page_end: int | None,
-    section_title: str | None,
-) -> str:
-    """``docv:{id}#chunk:{000}|p:{start}-{end}|sec:{slug}`` (p:- without pages)."""
-    if not _DOC_VERSION_ID.fullmatch(doc_version_id):
-        raise ValueError(
-            f"doc_version_id may not be empty or hold whitespace, #, |: {doc_version_id!r}"
-        )
-    if chunk_index < 0:
-        raise ValueError(f"negative chunk_index {chunk_index}")
-    if page_start is None:
-        pages = "-"
-    else:
-        pages = f"{page_start}-{page_start if page_end is None else page_end}"
-    slug = slugify_section(section_title)
-    return f"docv:{doc_version_id}#chunk:{chunk_index:03d}|p:{pages}|sec:{slug}"
-
-
-def parse_source_locator(locator: str) -> dict[str, Any]:
-    """Inverse of format_source_locator (section_slug None for "sec:-"); ValueError if malformed."""
-    match = _LOCATOR.fullmatch(locator)
-    if match is None:
-        raise ValueError(f"not a source locator: {locator!r}")
-    start, end, slug = match["page_start"], match["page_end"], match["section_slug"]
-    return {
-        "doc_version_id": match["doc_version_id"],
-        "chunk_index": int(match["chunk_index"]),
-        "page_start": None if start is None else int(start),
-        "page_end": None if end is None else int(end),
-        "section_slug": None if slug == "-" else slug,
-    }
-
-
-# ---- sentences -------------------------------------------------------------------------------
-
-_BREAK = re.compile(r"[.!?…]+[\"'”’)\]]*[ \t]+|[ \t]*\n\s*")
 _WORD = re.compile(r"\S+")
-_ABBREVIATIONS = frozenset(
-    _WORD.findall(
-        "e.g. i.e. etc. mr. mrs. ms. dr. st. no. nos. approx. vs. incl. excl. min. max. p. pp. "
-        "fig. ca. jr. sr. dept. est. tel."
-    )
-)
-
-
-def sentence_bounds(text: str) -> list[tuple[int, int]]:
-    """(start, end) of the sentences and lines of text, without surrounding whitespace."""
-    first, last = len(text) - len(text.lstrip()), len(text.rstrip())
-    if first >= last:
-        return []
-    bounds: list[tuple[int, int]] = []
-    start = first
-    for match in _BREAK.finditer(text, first, last):
-        nxt = match.end()
-        if nxt >= last:
-            break
-        if "\n" not in match.group():
-            word = text[max(first, match.start() - 12) : match.start() + 1].split()[-1].lower()
-            initial = len(word) == 2 and word[0].isalpha()
-            if text[nxt].islower() or word in _ABBREVIATIONS or initial:
-                continue
-        bounds.append((start, match.start() + len(match.group().rstrip())))
-        start = nxt
-    bounds.append((start, last))
-    return bounds
-
 
 # ---- planning --------------------------------------------------------------------------------
 
@@ -528,10 +458,7 @@ def chunk_document(
     category: str | None = None,
 ) -> list[Chunk]:
     """Cut a parsed document into deterministic chunks (empty list for a document without text)."""
-    if not _DOC_VERSION_ID.fullmatch(doc_version_id):
-        raise ValueError(
-            f"doc_version_id may not be empty or hold whitespace, #, |: {doc_version_id!r}"
-        )
+    validate_doc_version_id(doc_version_id)
     planner = _Planner(doc.spans, counter, config)
     sections = _raw_sections(doc.spans)
     if not sections:

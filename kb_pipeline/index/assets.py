@@ -1,13 +1,11 @@
 """Index assets: window embeddings of every chunk, then the atomic publish into the search index."""
 
-import time
-
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from kb_pipeline.ingest.assets import BACKFILL, document_chunks
-from kb_pipeline.ingest.partitions import doc_version_partitions, split_partition_key
+from kb_pipeline.ingest.partitions import doc_version_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
-from kb_pipeline.step_metadata import step_metadata
+from kb_pipeline.step_metadata import run_step
 
 
 @asset(
@@ -22,9 +20,7 @@ def chunk_embeddings(
     context: AssetExecutionContext, kb: KnowledgeBaseResource
 ) -> MaterializeResult:
     pipeline = kb.pipeline()
-    started = time.perf_counter()
-    reports = [pipeline.embed(*split_partition_key(key)) for key in context.partition_keys]
-    metadata = step_metadata(reports, time.perf_counter() - started)
+    _, metadata = run_step(context.partition_keys, pipeline.embed)
     metadata.setdefault("embedded_chunks", 0)
     metadata["embedding_model_id"] = pipeline.versions.embedding_model_id
     return MaterializeResult(metadata=metadata)
@@ -40,8 +36,6 @@ def chunk_embeddings(
 )
 def search_index(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> MaterializeResult:
     pipeline = kb.pipeline()
-    started = time.perf_counter()
-    reports = [pipeline.publish(*split_partition_key(key)) for key in context.partition_keys]
-    metadata = step_metadata(reports, time.perf_counter() - started)
+    _, metadata = run_step(context.partition_keys, pipeline.publish)
     metadata["versions"] = str(pipeline.versions)
     return MaterializeResult(metadata=metadata)

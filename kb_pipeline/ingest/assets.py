@@ -1,12 +1,10 @@
 """Ingestion assets: parse each document version, then cut it into chunks (thin wrappers)."""
 
-import time
-
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset
 
-from kb_pipeline.ingest.partitions import doc_version_partitions, split_partition_key
+from kb_pipeline.ingest.partitions import doc_version_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
-from kb_pipeline.step_metadata import step_metadata
+from kb_pipeline.step_metadata import run_step
 
 BACKFILL = BackfillPolicy.multi_run(max_partitions_per_run=50)
 
@@ -22,9 +20,8 @@ def parsed_documents(
     context: AssetExecutionContext, kb: KnowledgeBaseResource
 ) -> MaterializeResult:
     pipeline = kb.pipeline()
-    started = time.perf_counter()
-    reports = [pipeline.parse(*split_partition_key(key)) for key in context.partition_keys]
-    return MaterializeResult(metadata=step_metadata(reports, time.perf_counter() - started))
+    _, metadata = run_step(context.partition_keys, pipeline.parse)
+    return MaterializeResult(metadata=metadata)
 
 
 @asset(
@@ -37,9 +34,7 @@ def parsed_documents(
 )
 def document_chunks(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> MaterializeResult:
     pipeline = kb.pipeline()
-    started = time.perf_counter()
-    reports = [pipeline.chunk(*split_partition_key(key)) for key in context.partition_keys]
-    metadata = step_metadata(reports, time.perf_counter() - started)
+    reports, metadata = run_step(context.partition_keys, pipeline.chunk)
     previews = [row for report in reports for row in report.metrics.get("preview", [])]
     if previews:
         lines = ["| chunk_id | locator | tokens | text |", "| --- | --- | --- | --- |"]

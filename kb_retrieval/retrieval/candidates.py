@@ -64,15 +64,13 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class Scope:
-    """What one retrieval may see: tenant, pipeline versions, eligible document versions."""
+class PipelineKey:
+    """A tenant and the pipeline (parser, chunker, embedding model) whose index is searched."""
 
     tenant_id: str
     parser_version: str
     chunker_version: str
     embedding_model_id: str
-    versions: dict[str, VersionInfo]
-    all_windows: bool = True
 
     def params(self) -> dict[str, Any]:
         return {
@@ -80,6 +78,19 @@ class Scope:
             "parser_version": self.parser_version,
             "chunker_version": self.chunker_version,
             "embedding_model_id": self.embedding_model_id,
+        }
+
+
+@dataclass(frozen=True)
+class Scope(PipelineKey):
+    """What one retrieval may see: tenant, pipeline versions, eligible document versions."""
+
+    versions: dict[str, VersionInfo] = field(default_factory=dict)
+    all_windows: bool = True
+
+    def params(self) -> dict[str, Any]:
+        return {
+            **super().params(),
             "versions": sorted(self.versions),
             "all_windows": self.all_windows,
         }

@@ -52,6 +52,18 @@ SearchOutput = tuple[
 ]
 
 
+@dataclass(frozen=True)
+class SearchRequest:
+    """What both candidate paths (in-memory snapshot, PostgreSQL) need for one retrieval."""
+
+    plan: QueryPlan
+    base: dict[str, Any]
+    vectors: Any
+    variant_terms: list[list[str]]
+    audit_mode: bool
+    all_windows: bool
+
+
 @dataclass
 class RetrievalResult:
     pack: dict[str, Any]
@@ -196,14 +208,11 @@ class Retriever:
             "embedding_model_id": self.versions.embedding_model_id,
             "as_of": as_of,
         }
+        request = SearchRequest(plan, base, vectors, variant_terms, audit_mode, all_windows)
         if snapshot is not None:
-            order, seen, top1, found, idf, avgdl = self._search_snapshot(
-                snapshot, plan, base, vectors, variant_terms, audit_mode, all_windows
-            )
+            order, seen, top1, found, idf, avgdl = self._search_snapshot(snapshot, request)
         else:
-            order, seen, top1, found, idf, avgdl = self._search_database(
-                plan, base, vectors, variant_terms, audit_mode, all_windows
-            )
+            order, seen, top1, found, idf, avgdl = self._search_database(request)
         timings["database"] = _ms(t0)
         t0 = time.perf_counter()
         dates = set(plan.dates)
@@ -249,18 +258,16 @@ class Retriever:
             all_windows,
         )
 
-    def _search_snapshot(
-        self,
-        snapshot: TenantSnapshot,
-        plan: QueryPlan,
-        base: dict[str, Any],
-        vectors: Any,
-        variant_terms: list[list[str]],
-        audit_mode: bool,
-        all_windows: bool,
-    ) -> SearchOutput:
+    def _search_snapshot(self, snapshot: TenantSnapshot, request: SearchRequest) -> SearchOutput:
         """Both legs in memory, then one round trip for the candidates' rows."""
-        versions = snapshot.eligible_versions(base["as_of"], audit=audit_mode)
+        plan, base, vectors, variant_terms = (
+            request.plan,
+            request.base,
+            request.vectors,
+            request.variant_terms,
+        )
+        all_windows = request.all_windows
+        versions = snapshot.eligible_versions(base["as_of"], audit=request.audit_mode)
         if not versions:
             return [], {}, None, {}, {}, 1.0
         mask = snapshot.chunk_mask(versions)
@@ -278,16 +285,15 @@ class Retriever:
         idf, avgdl = snapshot.term_idf(mask, variant_terms[0]) if found else ({}, 1.0)
         return order, seen, top1, found, idf, avgdl
 
-    def _search_database(
-        self,
-        plan: QueryPlan,
-        base: dict[str, Any],
-        vectors: Any,
-        variant_terms: list[list[str]],
-        audit_mode: bool,
-        all_windows: bool,
-    ) -> SearchOutput:
+    def _search_database(self, request: SearchRequest) -> SearchOutput:
         """Both legs in PostgreSQL (tenants above `in_memory_max_vectors`)."""
+        plan, base, vectors, variant_terms = (
+            request.plan,
+            request.base,
+            request.vectors,
+            request.variant_terms,
+        )
+        all_windows, audit_mode = request.all_windows, request.audit_mode
         with self.db.tenant(base["tenant_id"]) as conn:
             # Eligible version ids travel as arrays; a generic prepared plan would scan them
             # linearly per row (bench/retrieval.py), so plan each statement for its values.

@@ -28,25 +28,11 @@ import numpy as np
 
 from kb_retrieval.models import Category
 from kb_retrieval.retrieval import sql
-from kb_retrieval.retrieval.candidates import VersionInfo
+from kb_retrieval.retrieval.candidates import PipelineKey, VersionInfo
+
+SnapshotKey = PipelineKey
 
 Hit = tuple[int, int, float]
-
-
-@dataclass(frozen=True)
-class SnapshotKey:
-    tenant_id: str
-    parser_version: str
-    chunker_version: str
-    embedding_model_id: str
-
-    def params(self) -> dict[str, Any]:
-        return {
-            "tenant_id": self.tenant_id,
-            "parser_version": self.parser_version,
-            "chunker_version": self.chunker_version,
-            "embedding_model_id": self.embedding_model_id,
-        }
 
 
 @dataclass(frozen=True)
