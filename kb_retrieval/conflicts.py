@@ -23,14 +23,22 @@ Rules, chosen to miss a weak conflict rather than invent one:
   (same doc_id) not all joined by supersedes links visible among the chunks. Separate terms
   documents (payment terms beside cancellation terms) are not versions of each other.
 * exception_request: the guest asks for an exception and policy-tier text is present.
+* benefit_denial: a policy-tier chunk says no refund/credit/compensation is given under a
+  condition ("no refund or credit is given if wildlife is not seen") while a lower-tier chunk of
+  another document promises such a benefit under the same condition ("if your group does not
+  see an orca, you will receive 20% off"). The conditions are the same when their clauses share
+  a content word and are both negated or both not; conditions stated with numbers are left to
+  the numeric rules.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from kb_retrieval.analyzer import analyze, prepare
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
 from kb_retrieval.quantities import (
     TRIP_SPECIFIC_TOPICS,
@@ -43,9 +51,11 @@ NUMERIC_WINDOW = "numeric_window"
 POLICY_TERMS_DISAGREEMENT = "policy_terms_disagreement"
 UNLINKED_TERMS_VERSIONS = "unlinked_terms_versions"
 EXCEPTION_REQUEST = "exception_request"
+BENEFIT_DENIAL = "benefit_denial"
 CONFLICT_KINDS = (
     NUMERIC_WINDOW,
     POLICY_TERMS_DISAGREEMENT,
+    BENEFIT_DENIAL,
     UNLINKED_TERMS_VERSIONS,
     EXCEPTION_REQUEST,
 )
@@ -205,6 +215,100 @@ def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
     return conflicts
 
 
+# Monetary benefits a guest can be promised or refused (one class: a credit is a refund in kind).
+_BENEFIT = (
+    r"(?:(?:full|partial) )?(?:refunds?|credits?|vouchers?|compensation|reimbursements?"
+    r"|discounts?|money back|\d+(?:\.\d+)? ?(?:%|per ?cent) off)"
+)
+_BENEFIT_RE = re.compile(rf"\b{_BENEFIT}")
+_DENIAL_RES = (
+    re.compile(
+        rf"\bno (?P<b>{_BENEFIT}(?:,? (?:or|and|nor) {_BENEFIT})*) (?:is |are |will be |shall be "
+        r"|can be )?(?:given|due|made|paid|offered|issued|available|provided|owed)\b"
+    ),
+    re.compile(rf"\bnot (?:be )?(?:entitled|eligible) (?:to|for) (?:an? |any )?(?P<b>{_BENEFIT})"),
+    re.compile(
+        r"\b(?:we|you) (?:will|shall|do|can) not (?:give|offer|pay|issue|provide|receive|get) "
+        rf"(?:an? |any )?(?P<b>{_BENEFIT})"
+    ),
+)
+_PROMISE_RE = re.compile(r"\b(?:will|shall|get|gets|receive|receives|entitled|guaranteed)\b")
+_CONDITION_RE = re.compile(r"\b(?:if|in case|in the event(?: that)?)\b(?P<c>[^,.;:!?]+)")
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|without|fail|fails|failed)\b")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_IRREGULAR = {
+    "seen": "see", "saw": "see", "given": "give", "gave": "give", "taken": "take", "took": "take",
+    "made": "make", "lost": "lose", "gone": "go", "went": "go", "found": "find", "left": "leave",
+    "held": "hold", "met": "meet", "caught": "catch", "begun": "begin", "began": "begin",
+    "paid": "pay", "sent": "send", "spent": "spend", "ran": "run",
+}  # fmt: skip
+_NEGATION_TERMS = frozenset({"not", "no", "never", "without", "fail"})
+
+
+@dataclass(frozen=True)
+class _Clause:
+    """A benefit and the condition it is tied to, in one sentence."""
+
+    benefit: str
+    terms: frozenset[str]
+    negated: bool
+
+
+def _condition(sentence: str) -> tuple[frozenset[str], bool] | None:
+    """Content terms and polarity of the sentence's "if ..." clause (None: none, or numeric)."""
+    match = _CONDITION_RE.search(sentence)
+    if match is None or re.search(r"\d", match.group("c")):
+        return None
+    clause = match.group("c")
+    terms = frozenset(_IRREGULAR.get(t, t) for t in analyze(clause)) - _NEGATION_TERMS
+    return (terms, bool(_NEGATION_RE.search(clause))) if terms else None
+
+
+@lru_cache(maxsize=4096)
+def _benefit_clauses(text: str) -> tuple[tuple[_Clause, ...], tuple[_Clause, ...]]:
+    """(conditional denials, conditional promises) of monetary benefits in a chunk's text."""
+    denials: list[_Clause] = []
+    promises: list[_Clause] = []
+    for sentence in _SENTENCE_SPLIT.split(prepare(text)):
+        condition = _condition(sentence)
+        if condition is None:
+            continue
+        denial = next((m for r in _DENIAL_RES if (m := r.search(sentence))), None)
+        if denial is not None:
+            denials.append(_Clause("no " + denial.group("b"), *condition))
+            continue
+        benefit = _BENEFIT_RE.search(sentence)
+        if benefit is not None and _PROMISE_RE.search(sentence):
+            before = sentence[max(0, benefit.start() - 12) : benefit.start()]
+            if not _NEGATION_RE.search(before):
+                promises.append(_Clause(benefit.group(0), *condition))
+    return tuple(denials), tuple(promises)
+
+
+def _benefit_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
+    """A policy-tier denial and a lower-tier promise of a benefit under the same condition."""
+    clauses = [_benefit_clauses(chunk.text) for chunk in ordered]
+    found: list[Conflict] = []
+    for i, policy in enumerate(ordered):
+        if policy.category not in HIGH_PRECEDENCE:
+            continue
+        for j, other in enumerate(ordered):
+            if other.category in HIGH_PRECEDENCE or other.doc_id == policy.doc_id:
+                continue
+            for denial in clauses[i][0]:
+                for promise in clauses[j][1]:
+                    if denial.negated == promise.negated and denial.terms & promise.terms:
+                        detail = (
+                            f"{other.chunk_id} ({other.category.value}) promises "
+                            f"{promise.benefit}; {policy.chunk_id} ({policy.category.value}): "
+                            f"{denial.benefit} under the same condition"
+                        )
+                        values = (promise.benefit, denial.benefit)
+                        ids = (policy.chunk_id, other.chunk_id)
+                        found.append(Conflict(BENEFIT_DENIAL, values, ids, detail))
+    return list({(c.chunk_ids, c.values): c for c in found}.values())
+
+
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
     """Items without repeats, first occurrence order."""
     return tuple(dict.fromkeys(items))
@@ -253,6 +357,7 @@ def detect_conflicts(chunks: Sequence[ConflictInput], *, exception_request: bool
         position.setdefault(chunk.chunk_id, index)
     found = [
         *_numeric_conflicts(ordered),
+        *_benefit_conflicts(ordered),
         *_unlinked_terms(ordered),
         *_exception(ordered, exception_request),
     ]

@@ -25,16 +25,22 @@ _SIGNATURE_MARKERS: tuple[re.Pattern[str], ...] = (
         r"^[ \t]*(?:Sent|Get) (?:from|via) (?:Outlook|Mail|Yahoo Mail|Gmail)\b[^\n]*$", re.M
     ),
 )
-_VALEDICTION = re.compile(
-    r"^[ \t]*(?:(?:best|kind|warm|warmest|many|with)?\s*(?:regards|wishes|thanks)"
+_CLOSING = (
+    r"(?i:(?:(?:best|kind|warm|warmest|many|with)?\s*(?:regards|wishes|thanks)"
     r"|best|cheers|sincerely|yours(?: truly| sincerely)?|thank you(?: so much| again)?"
-    r"|thanks(?: so much| again| in advance)?|all the best|take care|ciao|talk soon)"
-    r"[ \t]*[,.!]*[ \t]*$",
-    re.I,
+    r"|thanks(?: so much| again| in advance)?|thx|ta|all the best|take care|ciao|talk soon))"
+)
+# A sign-off name after the closing on the same line ("Best, Alan", "Kind regards, Peter Hall").
+_SIGN_OFF_NAME = r"(?:[ \t]+[A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*){0,2}[ \t]*[.!]?)?"
+_VALEDICTION = re.compile(rf"^[ \t]*{_CLOSING}[ \t]*[,.!]*{_SIGN_OFF_NAME}[ \t]*$")
+# The same closing after the last sentence of a one-line message ("... in August? Ta, Jo"),
+# or a trailing kiss ("x", "xx").
+_TRAILING_CLOSING = re.compile(
+    rf"(?<=[.!?])[ \t]+(?:{_CLOSING}[ \t]*[,.!]*{_SIGN_OFF_NAME}|(?i:x{{1,3}}))[ \t]*$"
 )
 _GREETING = re.compile(
     r"^[ \t]*(?:hi|hello|hey|hiya|howdy|dear|greetings|good (?:morning|afternoon|evening|day))"
-    r"\b(?:[ \t]+[\w.'&-]+){0,4}?[ \t]*(?:[,:!.]+|$)[ \t]*",
+    r"\b(?:[ \t]+\w[\w.'&-]*){0,4}?[ \t]*(?:[,:!.]+|[ \t]+[-\u2013\u2014]+[ \t]|$)[ \t]*",
     re.I,
 )
 _GREETING_ALONE = re.compile(
@@ -76,6 +82,15 @@ def _strip_valediction(lines: list[str]) -> list[str]:
             break
         if _VALEDICTION.match(lines[index]) and any(line.strip() for line in lines[:index]):
             return lines[:index]
+    return _strip_trailing_closing(lines)
+
+
+def _strip_trailing_closing(lines: list[str]) -> list[str]:
+    """Drop a closing that ends the last non-empty line after its last sentence."""
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index].strip():
+            cut = _TRAILING_CLOSING.sub("", lines[index])
+            return [*lines[:index], cut] if cut.strip() else lines
     return lines
 
 

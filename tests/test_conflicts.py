@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kb_retrieval.conflicts import (
+    BENEFIT_DENIAL,
     CONFLICT_KINDS,
     EXCEPTION_REQUEST,
     NUMERIC_WINDOW,
@@ -366,3 +367,58 @@ def test_detect_conflicts_never_raises_and_ignores_input_order(
         assert set(conflict.chunk_ids) <= known
         assert len(set(conflict.chunk_ids)) == len(conflict.chunk_ids)
         assert conflict.to_json()["kind"] == conflict.kind
+
+
+PROMISE = (
+    "Rain Promise. If it rains on every day of your tour, you will receive a voucher for "
+    "another day trip with us."
+)
+DENIAL = "Weather. No refund or voucher is given if it rains during a tour."
+
+
+def test_lower_tier_promise_against_policy_denial_under_the_same_condition() -> None:
+    chunks = [
+        chunk("site_000", Category.MARKETING, PROMISE, rank=1),
+        chunk("terms_013", Category.TERMS_POLICY, DENIAL, rank=2),
+    ]
+    conflicts = detect_conflicts(chunks, exception_request=False)
+    assert kinds(conflicts) == [BENEFIT_DENIAL]
+    assert conflicts[0].values == ("voucher", "no refund or voucher")
+    assert set(conflicts[0].chunk_ids) == {"site_000", "terms_013"}
+
+
+def test_orca_style_promise_with_irregular_participle_and_negated_conditions() -> None:
+    promise = "If your group does not see a whale during the trip, you will receive 20% off."
+    denial = (
+        "Sightings are never guaranteed, and no refund or credit is given if wildlife is not seen."
+    )
+    chunks = [
+        chunk("web_000", Category.MARKETING, promise, rank=1),
+        chunk("terms_013", Category.TERMS_POLICY, denial, rank=2),
+    ]
+    assert kinds(detect_conflicts(chunks, exception_request=False)) == [BENEFIT_DENIAL]
+
+
+def test_benefit_rule_stays_quiet_without_a_shared_condition() -> None:
+    other_condition = "No refund is given if you miss the launch."
+    positive_polarity = "No refund is given if it does not rain."
+    numeric = "If you cancel 60 days before departure you will receive a full refund."
+    numeric_denial = "No refund is given if you cancel within 7 days of departure."
+    cases = [
+        [(Category.MARKETING, PROMISE), (Category.TERMS_POLICY, other_condition)],
+        [(Category.MARKETING, PROMISE), (Category.TERMS_POLICY, positive_polarity)],
+        [(Category.MARKETING, numeric), (Category.TERMS_POLICY, numeric_denial)],
+        # Both policy tier, or both lower tier: not this rule.
+        [(Category.STRUCTURED_POLICY, PROMISE), (Category.TERMS_POLICY, DENIAL)],
+        [(Category.MARKETING, PROMISE), (Category.FAQ, DENIAL)],
+    ]
+    for pair in cases:
+        chunks = [
+            chunk(f"c{i}", category, text, rank=i + 1) for i, (category, text) in enumerate(pair)
+        ]
+        assert BENEFIT_DENIAL not in kinds(detect_conflicts(chunks, exception_request=False))
+    same_doc = [
+        chunk("a", Category.MARKETING, PROMISE, rank=1, doc="d", version="d-v1"),
+        chunk("b", Category.TERMS_POLICY, DENIAL, rank=2, doc="d", version="d-v1"),
+    ]
+    assert detect_conflicts(same_doc, exception_request=False) == []

@@ -285,6 +285,17 @@ def test_string_email_is_stripped() -> None:
         ("Dear Alpine Treks team,\nWhere do we meet?\nThanks,\nJo", "Where do we meet?"),
         ("Thanks!", "Thanks!"),
         ("Thanks, where do we meet?", "Thanks, where do we meet?"),
+        # Sign-off name on the closing line, or after the last sentence of a one-line message.
+        ("Where do we meet?\n\nBest, Alan", "Where do we meet?"),
+        ("How much is the deposit? Kind regards, Peter Hall", "How much is the deposit?"),
+        ("Can my son come with me? Ta, Jo", "Can my son come with me?"),
+        ("Can you cater for vegans? x", "Can you cater for vegans?"),
+        (
+            "Best of all, the price includes meals. Is that right?",
+            "Best of all, the price includes meals. Is that right?",
+        ),
+        # A dash after the greeting is not part of an addressee name.
+        ("Hiya - I'm vegan, can you cater for that?", "I'm vegan, can you cater for that?"),
     ],
 )
 def test_message_cleaning(email: str, expected: str) -> None:

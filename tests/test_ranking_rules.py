@@ -216,3 +216,23 @@ def test_rerank_runs_only_for_borderline_tops():
     strong = [cand("a_0", Category.FAQ, 0.95, "text a")]
     _, used = maybe_rerank(reranker, query, strong, config)
     assert not used and reranker.calls == 1
+
+
+def test_medical_claim_rests_on_the_medical_policy_when_it_is_in_the_evidence():
+    """A fresh general terms section does not make a stale medical policy current."""
+    medical = plan("I had a coronary stent fitted 8 months ago. Can I join the Everest trek?")
+    assert medical.policy_like and "medical" in medical.sensitivity
+    terms = cand("terms_7", Category.TERMS_POLICY, 0.73, "who can travel minimum age grades")
+    stale_policy = cand("medical_1", Category.SAFETY_MEDICAL, 0.74, "cardiac stent", stale=True)
+    verdict = decide(medical, [terms, stale_policy], CONFIG)
+    assert verdict.flags["stale_only_evidence"] and verdict.outcome.value == "NEEDS_REVIEW"
+    assert [r.value for r in verdict.reason_codes] == ["STALE_ONLY_EVIDENCE", "SENSITIVE_TOPIC"]
+    fresh_policy = cand("medical_1", Category.SAFETY_MEDICAL, 0.74, "cardiac stent")
+    verdict = decide(medical, [terms, fresh_policy], CONFIG)
+    assert verdict.outcome.value == "OK_TO_DRAFT"
+    # Without the medical policy in the evidence, the authoritative categories ground the claim.
+    assert decide(medical, [terms], CONFIG).outcome.value == "OK_TO_DRAFT"
+    # Other policy-like questions keep judging staleness on all authoritative chunks.
+    refund = plan("Can I get a refund if I cancel 10 days before departure?")
+    verdict = decide(refund, [terms, stale_policy], CONFIG)
+    assert not verdict.flags["stale_only_evidence"]

@@ -20,6 +20,9 @@ CLAIM_CLASS_AUTHORITIES = {
     "fitness": HIGH_PRECEDENCE | {Category.SAFETY_MEDICAL},
     "dietary": HIGH_PRECEDENCE | {Category.SAFETY_MEDICAL},
 }
+# Claim classes with a dedicated source: when it is in the usable evidence, it is what a specific
+# answer rests on (a fresh general terms section does not make a stale medical policy current).
+CLAIM_CLASS_SPECIALISTS = {"medical": Category.SAFETY_MEDICAL}
 
 
 # Exception requests are reported by their own reason code (EXCEPTION_REQUEST), not as a conflict,
@@ -41,6 +44,23 @@ def required_categories(plan: QueryPlan) -> frozenset[Category]:
     for intent in plan.intents:
         allowed |= CLAIM_CLASS_AUTHORITIES.get(intent, set())
     return frozenset(allowed)
+
+
+def grounding_chunks(plan: QueryPlan, usable: Sequence[Candidate]) -> list[Candidate]:
+    """The usable chunks a claim of this question rests on; "stale only" is judged on them.
+
+    Policy-like: the authoritative categories. A claim class with a dedicated source (medical:
+    the safety/medical policy) rests on that source whenever it is among the usable chunks.
+    """
+    if not plan.policy_like:
+        return list(usable)
+    classes = set(plan.intents) | set(plan.sensitivity)
+    for claim_class, category in CLAIM_CLASS_SPECIALISTS.items():
+        specialist = [c for c in usable if c.version.category is category]
+        if claim_class in classes and specialist:
+            return specialist
+    authoritative = required_categories(plan)
+    return [c for c in usable if c.version.category in authoritative] or list(usable)
 
 
 def is_ambiguous(
@@ -80,11 +100,7 @@ def decide(
     top = max((c.confidence for c in pack), default=0.0)
     # A policy-like claim can only be grounded by its authoritative categories, so "stale only"
     # is judged on those usable chunks (a fresh brochure does not make a stale policy current).
-    authoritative = required_categories(plan)
-    grounding = (
-        [c for c in usable if c.version.category in authoritative] if plan.policy_like else usable
-    )
-    grounding = grounding or usable
+    grounding = grounding_chunks(plan, usable)
     conflicts = tuple(
         detect_conflicts(
             [
