@@ -165,6 +165,29 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+def pair(stats: dict[str, Any], low: str = "p50", high: str = "p95") -> str:
+    """ "p50 / p95" of a `summary` (or "-" when it is empty), formatted like table cells."""
+    if not stats.get("n"):
+        return "-"
+    return f"{_cell(stats[low])} / {_cell(stats[high])}"
+
+
+def header(result: dict[str, Any], details: str = "") -> list[str]:
+    """First lines of a readable summary: machine, load, wall time, libraries, setup."""
+    m = result["machine"]
+    first = (
+        f"{result['benchmark']} benchmark: {m['nproc']} cores ({m['cpu'] or 'cpu unknown'}), "
+        f"{m['memory_gib']} GiB, Python {m['python']}; load {m['loadavg_start']} -> "
+        f"{m.get('loadavg_end')}; wall {result.get('wall_s')} s"
+    )
+    libraries = ", ".join(f"{k} {v}" for k, v in result.get("libraries", {}).items())
+    return [
+        first + (f"; {details}" if details else ""),
+        f"libraries: {libraries}",
+        f"setup: {result['setup']}",
+    ]
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "-"

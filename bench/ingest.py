@@ -338,13 +338,12 @@ def summarize(
 
 
 def render(result: dict[str, Any]) -> str:
-    from bench.common import table
+    from bench.common import header, table
 
-    m, f, e = result["machine"], result["first_ingest"], result["embedding_only"]
+    f, e = result["first_ingest"], result["embedding_only"]
     s, d = result["second_ingest"], result["dagster"]
     lines = [
-        f"ingest benchmark: {m['nproc']} cores, load {m['loadavg_start']} -> {m['loadavg_end']}",
-        f"setup: {result['setup']}",
+        *header(result),
         "",
         table(
             ["replicas", "versions", "indexed", "chunks", "windows", "embedded", "seconds",

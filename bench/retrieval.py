@@ -1,4 +1,4 @@
-"""Retrieval latency and HNSW recall at 1k, 10k and 100k chunks, one tenant measured among ten.
+"""Retrieval latency and vector recall at 1k, 10k and 100k chunks, one tenant measured among ten.
 
 Both demo tenants are ingested with the real pipeline and model. Then synthetic rows are added
 directly with SQL and binary COPY until the table holds each target size: ten tenants of equal
@@ -12,27 +12,40 @@ x the real window vector, y a random real window vector of the demo corpus (one 
 b ~ U(0, mix) per chunk, g ~ N(0, I) per window. `--mix 0` gives plain noisy replicas.
 The measured tenant is filled with copies of its own documents, the nine others with copies of
 both tenants' documents. The HNSW index is dropped before each load and rebuilt after it
-(build time reported, maintenance_work_mem set for that session).
+(build time reported, maintenance_work_mem set for that session). The inserts move the
+tenants' index generation (triggers of migration 0005), so retrieval reloads its snapshot.
 
-At each size, on fresh connections with a statement_timeout (--timeout-s):
-- each database step of retrieval alone (versions, vector leg exact and HNSW, lexical leg,
-  term statistics) on the first --leg-queries e-mails, plus a bench-only what-if of the lexical
-  leg with its df/idf CTEs MATERIALIZED (the library is not changed);
+At each size:
+- the in-memory snapshot of the measured tenant: `load_snapshot` on a fresh connection
+  (--snapshot-repeats times), once more split into its SQL reads and the Python/numpy build;
+  its nbytes, window vectors, chunks, versions and terms;
+- each step of retrieval alone on the first --leg-queries e-mails: in memory (eligible versions
+  + chunk mask, vector leg, the same with one BLAS thread, lexical leg, term_idf) and in
+  PostgreSQL (fetch_candidates of the in-memory legs' candidates; the SQL legs load_versions,
+  vector exact, vector HNSW, lexical, term_idf), each SQL step on a fresh connection with a
+  statement_timeout (--timeout-s) and plan_cache_mode = force_custom_plan as in retrieval;
+  term_idf gets all variants' terms;
 - Retriever.retrieve latency (TTL cache off) for the alpine-treks e-mails of the golden set:
-  audit off and on, default path and forced HNSW path, and the what-if; a run stops at its time
-  budget (--budget-s) or first timeout, and is skipped when the lexical leg alone times out;
-- the vector leg alone, exact scan vs HNSW: recall@k_vector of the chunk sets on the queries
-  whose statement really scanned the HNSW index, for an ef_search/overfetch sweep.
+  `default` (in-memory snapshot, audit off), `audit on`, `database exact`
+  (in_memory_max_vectors=0, exact_scan_max_vectors huge) and `database HNSW`
+  (in_memory_max_vectors=0, exact_scan_max_vectors=0). The snapshot store is cleared before
+  each series and two warm-up calls load (or decline) the snapshot before the timed calls; a
+  series stops at its time budget (--budget-s) or first timeout, and the database series are
+  skipped when the SQL lexical leg alone times out;
+- the vector leg alone for every searched query: in memory vs the SQL exact scan (recall@k_vector
+  of chunk sets per variant, expected 1.0), and HNSW vs exact scan on the queries whose statement
+  really scanned the HNSW index, for an ef_search/overfetch sweep (why HNSW is not the default).
+Query embedding with torch's default thread count and with one thread is measured once.
 
     .venv/bin/python -m bench.retrieval [--quick] [--json] [--sizes 1000,10000,100000]
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any
@@ -44,8 +57,17 @@ OTHER_TENANTS = tuple(f"bench-t{i:02d}" for i in range(1, 10))
 AS_OF = date(2026, 11, 15)
 HNSW_INDEX = "chunk_vectors_hnsw"
 HUGE = 10**9
-SWEEP = ((40, 4), (200, 4), (1000, 4), (200, 16), (1000, 32))
+SWEEP = ((40, 4), (200, 4), (200, 16), (1000, 32))
 QUICK_SWEEP = ((40, 4), (200, 4), (1000, 16))
+SERIES = (
+    ("default", {}, False),
+    ("audit on", {}, True),
+    ("database exact", {"in_memory_max_vectors": 0, "exact_scan_max_vectors": HUGE}, False),
+    ("database HNSW", {"in_memory_max_vectors": 0, "exact_scan_max_vectors": 0}, False),
+)
+BASELINE = "default"
+GOAL_P95_MS = 100.0
+Hits = dict[int, list[tuple[int, float]]]
 
 
 @dataclass
@@ -295,13 +317,101 @@ def plans_for(db: Any, queries: list[dict[str, Any]]) -> list[Any]:
     ]
 
 
+def snapshot_key(kb: Any) -> Any:
+    from kb_retrieval.retrieval.snapshot import SnapshotKey
+
+    v = kb.versions
+    return SnapshotKey(MEASURED, v.parser_version, v.chunker_version, v.embedding_model_id)
+
+
+def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]:
+    """`load_snapshot` of the measured tenant on fresh connections, then split into its phases.
+
+    The split replays the statements `load_snapshot` runs (same parameters) and builds the
+    `TenantSnapshot` from their rows, timing each; its sum is close to, not equal to, a load.
+    """
+    from bench.common import summary
+    from kb_retrieval.db import Database
+    from kb_retrieval.retrieval import sql
+    from kb_retrieval.retrieval.snapshot import TenantSnapshot, load_snapshot, read_generation
+
+    key = snapshot_key(kb)
+    times, snapshot = [], None
+    for _ in range(repeats):
+        db = Database(url)
+        with db.tenant(MEASURED) as conn:
+            generation = read_generation(conn, MEASURED)
+            started = time.perf_counter()
+            snapshot = load_snapshot(conn, key, generation, HUGE)
+            times.append((time.perf_counter() - started) * 1000)
+        db.close()
+    assert snapshot is not None
+    phases: dict[str, float] = {}
+    rows: dict[str, list[Any]] = {}
+    db = Database(url)
+    with db.tenant(MEASURED) as conn:
+        params = {**key.params(), "versions": list(snapshot.version_ids)}
+        for name, statement in (
+            ("versions", sql.SNAPSHOT_VERSIONS),
+            ("vector_count", sql.SNAPSHOT_VECTOR_COUNT),
+            ("chunks", sql.SNAPSHOT_CHUNKS),
+            ("vectors", sql.SNAPSHOT_VECTORS),
+            ("trip_titles", sql.TRIP_TITLES),
+        ):
+            started = time.perf_counter()
+            rows[name] = conn.execute(statement, params).fetchall()
+            phases[f"sql_{name}_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    db.close()
+    started = time.perf_counter()
+    TenantSnapshot(
+        key,
+        snapshot.generation,
+        snapshot.versions,
+        rows["chunks"],
+        rows["vectors"],
+        [r[0] for r in rows["trip_titles"]],
+    )
+    phases["build_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    out = {
+        "load_ms": summary(times),
+        "samples_ms": [round(t, 1) for t in times],
+        "phases": phases,
+        "nbytes": snapshot.nbytes,
+        "vectors_nbytes": int(snapshot.vectors.nbytes),
+        "vector_count": snapshot.vector_count,
+        "chunk_count": len(snapshot.chunk_pk),
+        "version_count": len(snapshot.version_ids),
+        "term_count": len(snapshot.postings),
+        "generation": snapshot.generation,
+    }
+    return out, snapshot
+
+
+@dataclass
+class LegQuery:
+    """One searched query as the legs see it: vectors, terms per variant, in-memory candidates."""
+
+    plan: Any
+    vectors: np.ndarray
+    terms: list[list[str]]
+    candidates: list[int] = field(default_factory=list)
+
+    @property
+    def all_terms(self) -> list[str]:
+        return [t for variant in self.terms for t in variant]
+
+
 def latency_run(
     url: str, kb: Any, queries: list[dict[str, Any]], overrides: dict[str, Any], audit: bool,
     args: Any,
 ) -> dict[str, Any]:  # fmt: skip
     """Queries in order through a fresh Retriever on a fresh connection (two warm-up calls).
 
-    Stops at the first statement timeout or when the time budget is spent.
+    The process-wide snapshot store keeps one slot per (database URL, tenant, pipeline) whatever
+    `in_memory_max_vectors` is, so it is cleared first: the warm-up calls then load this
+    series' snapshot (or record that the tenant is searched in PostgreSQL). `snapshot_loads`
+    counts loads during the timed calls (expected 0). Stops at the first statement timeout or
+    when the time budget is spent.
     """
     import psycopg
 
@@ -309,20 +419,27 @@ def latency_run(
     from kb_retrieval.db import Database
     from kb_retrieval.retrieval.config import RetrievalConfig
     from kb_retrieval.retrieval.retriever import Retriever
+    from kb_retrieval.retrieval.snapshot import SNAPSHOTS, read_generation
 
     db = Database(with_timeout(url, args.timeout_s))
     config = RetrievalConfig(cache_ttl_seconds=0, **overrides)
     retriever = Retriever(db, kb.embedder, kb.versions, config, None, audit=audit)
+    SNAPSHOTS.clear()
     scans_before = hnsw_scans(url)
     samples: dict[str, list[float]] = {}
+    warmup: list[float] = []
     real = searched = 0
+    loads_before = loads_after = SNAPSHOTS.loads
     timed_out = False
     started_run = time.perf_counter()
     try:
         for case in queries[:2]:
+            started = time.perf_counter()
             retriever.retrieve(
                 MEASURED, case["email"], as_of=AS_OF, trip_context=case.get("trip_context")
             )
+            warmup.append(round((time.perf_counter() - started) * 1000, 1))
+        loads_before = SNAPSHOTS.loads
         for case in queries:
             if time.perf_counter() - started_run > args.budget_s:
                 break
@@ -339,84 +456,137 @@ def latency_run(
                 samples.setdefault(key, []).append(value)
             searched += "embed" in result.timings_ms
             real += any(e["doc_version_id"].startswith("docv_") for e in result.pack["evidence"])
+        loads_after = SNAPSHOTS.loads
     except psycopg.errors.QueryCanceled:
         timed_out = True
+    with db.tenant(MEASURED) as conn:
+        generation = read_generation(conn, MEASURED)
+        in_memory = SNAPSHOTS.get(
+            conn, db.url, snapshot_key(kb), generation, max_vectors=config.in_memory_max_vectors
+        )
     db.close()
     return {
         "timings_ms": {k: summary(v) for k, v in samples.items()},
         "samples_ms": {k: [round(x, 1) for x in samples.get(k, [])] for k in ("total", "wall")},
+        "warmup_ms": warmup,
         "completed": len(samples.get("total", [])),
         "timed_out": timed_out,
         "searched": searched,
         "packs_with_real_evidence": real,
+        "path": "memory" if in_memory is not None else "database",
+        "snapshot_loads": loads_after - loads_before,
         "hnsw_index_scans": hnsw_scans(url) - scans_before,
     }
 
 
-@contextmanager
-def materialized_lexical() -> Iterator[None]:
-    """Bench-only what-if: LEXICAL_BM25 with its df/idf CTEs MATERIALIZED (computed once)."""
-    from kb_retrieval.retrieval import sql
+def leg_queries(snapshot: Any, plans: list[Any], vectors: list[np.ndarray]) -> list[LegQuery]:
+    """The searched queries with their in-memory candidates (what fetch_candidates receives)."""
+    from kb_retrieval.analyzer import analyze
+    from kb_retrieval.retrieval import candidates as legs
+    from kb_retrieval.retrieval.config import RetrievalConfig
 
-    shipped = sql.LEXICAL_BM25
-    patched = shipped.replace("), df AS (", "), df AS MATERIALIZED (")
-    patched = patched.replace("), idf AS (", "), idf AS MATERIALIZED (")
-    if patched == shipped:
-        raise RuntimeError("LEXICAL_BM25 changed: the what-if patch no longer applies")
-    sql.LEXICAL_BM25 = patched
+    config = RetrievalConfig()
+    mask = snapshot.chunk_mask(snapshot.eligible_versions(AS_OF, audit=False))
+    out = []
+    for plan, vecs in zip(plans, vectors, strict=True):
+        query = LegQuery(plan, vecs, [analyze(v.text) for v in plan.variants])
+        vector_hits = snapshot.vector_leg(mask, vecs, config.k_vector)
+        lexical_hits = snapshot.lexical_leg(
+            mask, query.terms, config.k_lexical, config.bm25_k1, config.bm25_b
+        )
+        query.candidates = legs.merge_quota(plan, vector_hits, lexical_hits, config)[0]
+        out.append(query)
+    return out
+
+
+def memory_steps(snapshot: Any, queries: list[LegQuery], args: Any) -> dict[str, Any]:
+    """Each in-memory step of retrieval alone (one untimed call first, then one per query).
+
+    `vector_blas1` is the vector leg with numpy's BLAS limited to one thread (threadpoolctl,
+    the limit set around the whole step, outside the timed calls), to compare with the default.
+    """
+    from bench.common import summary
+    from kb_retrieval.retrieval.config import RetrievalConfig
+
+    config = RetrievalConfig()
+    mask = snapshot.chunk_mask(snapshot.eligible_versions(AS_OF, audit=False))
+    steps: dict[str, Callable[[LegQuery], Any]] = {
+        "versions_mask": lambda q: snapshot.chunk_mask(
+            snapshot.eligible_versions(AS_OF, audit=False)
+        ),
+        "vector": lambda q: snapshot.vector_leg(mask, q.vectors, config.k_vector),
+        "lexical": lambda q: snapshot.lexical_leg(
+            mask, q.terms, config.k_lexical, config.bm25_k1, config.bm25_b
+        ),
+        "term_idf": lambda q: snapshot.term_idf(mask, q.all_terms),
+    }
+    limits: dict[str, Callable[[], Any]] = dict.fromkeys(steps, contextlib.nullcontext)
     try:
-        yield
-    finally:
-        sql.LEXICAL_BM25 = shipped
+        from threadpoolctl import threadpool_limits
+
+        steps["vector_blas1"] = steps["vector"]
+        limits["vector_blas1"] = lambda: threadpool_limits(limits=1, user_api="blas")
+    except ImportError:
+        pass
+    out: dict[str, Any] = {}
+    for name, step in steps.items():
+        with limits[name]():
+            step(queries[0])
+            times = []
+            for query in queries[: args.leg_queries]:
+                started = time.perf_counter()
+                step(query)
+                times.append((time.perf_counter() - started) * 1000)
+        out[name] = {**summary(times, 3), "timed_out": False}
+    return out
 
 
-def leg_breakdown(
-    url: str, kb: Any, plans: list[Any], vectors: list[np.ndarray], args: Any
+def sql_steps(
+    url: str, kb: Any, snapshot: Any, queries: list[LegQuery], args: Any
 ) -> dict[str, Any]:
     """Each database step of retrieval alone (fresh connection each, timeout, time budget)."""
     import psycopg
 
     from bench.common import summary
-    from kb_retrieval.analyzer import analyze
     from kb_retrieval.db import Database
     from kb_retrieval.retrieval import candidates as legs
+    from kb_retrieval.retrieval import sql
     from kb_retrieval.retrieval.config import RetrievalConfig
 
     config = RetrievalConfig()
-    forced = {
-        "vector_exact": RetrievalConfig(exact_scan_max_vectors=HUGE),
-        "vector_hnsw": RetrievalConfig(exact_scan_max_vectors=0),
-    }
-    steps = {
-        "load_versions": lambda conn, scope, vecs, terms: scope_for(conn, kb, legs),
-        "vector_exact": lambda conn, scope, vecs, terms: legs.vector_leg(
-            conn, scope, vecs, forced["vector_exact"]
+    exact = RetrievalConfig(exact_scan_max_vectors=HUGE)
+    hnsw = RetrievalConfig(exact_scan_max_vectors=0)
+    memory_scope = legs.Scope(
+        MEASURED,
+        kb.versions.parser_version,
+        kb.versions.chunker_version,
+        kb.versions.embedding_model_id,
+        snapshot.eligible_versions(AS_OF, audit=False),
+    )
+    steps: dict[str, Callable[[Any, Any, LegQuery], Any]] = {
+        "fetch_candidates": lambda conn, scope, q: legs.fetch_candidates(
+            conn, memory_scope, q.candidates, q.vectors
         ),
-        "vector_hnsw": lambda conn, scope, vecs, terms: legs.vector_leg(
-            conn, scope, vecs, forced["vector_hnsw"]
-        ),
-        "lexical": lambda conn, scope, vecs, terms: legs.lexical_leg(conn, scope, terms, config),
-        "lexical_materialized_whatif": lambda conn, scope, vecs, terms: _whatif(
-            legs, conn, scope, terms, config
-        ),
-        "term_idf": lambda conn, scope, vecs, terms: legs.term_idf(
-            conn, scope, [t for variant in terms for t in variant]
-        ),
+        "load_versions": lambda conn, scope, q: scope_for(conn, kb, legs),
+        "vector_exact": lambda conn, scope, q: legs.vector_leg(conn, scope, q.vectors, exact),
+        "vector_hnsw": lambda conn, scope, q: legs.vector_leg(conn, scope, q.vectors, hnsw),
+        "lexical": lambda conn, scope, q: legs.lexical_leg(conn, scope, q.terms, config),
+        "term_idf": lambda conn, scope, q: legs.term_idf(conn, scope, q.all_terms),
     }
     out: dict[str, Any] = {}
     for name, step in steps.items():
         db = Database(with_timeout(url, args.timeout_s))
         times: list[float] = []
         timed_out = False
-        for plan, vecs in zip(plans[: args.leg_queries], vectors, strict=False):
+        for query in queries[: args.leg_queries]:
             if sum(times) / 1000 > args.budget_s / 2:
                 break
-            terms = [analyze(v.text) for v in plan.variants]
             try:
                 with db.tenant(MEASURED) as conn:
+                    conn.execute(sql.FORCE_CUSTOM_PLANS)
                     scope = scope_for(conn, kb, legs)
                     started = time.perf_counter()
-                    step(conn, scope, vecs, terms)
+                    step(conn, scope, query)
                     times.append((time.perf_counter() - started) * 1000)
             except psycopg.errors.QueryCanceled:
                 timed_out = True
@@ -424,11 +594,6 @@ def leg_breakdown(
         db.close()
         out[name] = {**summary(times), "timed_out": timed_out}
     return out
-
-
-def _whatif(legs: Any, conn: Any, scope: Any, terms: Any, config: Any) -> Any:
-    with materialized_lexical():
-        return legs.lexical_leg(conn, scope, terms, config)
 
 
 def embedding_threads(embedder: Any, plans: list[Any]) -> dict[str, Any]:
@@ -451,6 +616,20 @@ def embedding_threads(embedder: Any, plans: list[Any]) -> dict[str, Any]:
     return out
 
 
+def thread_pools() -> list[str]:
+    """Native thread pools of the process (torch's OpenMP, numpy's BLAS) and their sizes."""
+    from pathlib import Path
+
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return ["threadpoolctl absent"]
+    return [
+        f"{i['internal_api']} {i['num_threads']} ({Path(i['filepath']).name})"
+        for i in threadpool_info()
+    ]
+
+
 def custom_plan_database(url: str) -> Any:
     """A Database whose connections never prepare statements (every call planned with its values)."""
     from kb_retrieval.db import Database
@@ -467,9 +646,16 @@ def custom_plan_database(url: str) -> Any:
 HNSW_XACT_SCANS = "SELECT pg_stat_get_xact_numscans(%s::regclass)"
 
 
+def _per_variant(rows: Sequence[tuple[int, int, float]]) -> Hits:
+    out: Hits = {}
+    for vidx, pk, sim in rows:
+        out.setdefault(int(vidx), []).append((int(pk), float(sim)))
+    return out
+
+
 def timed_vector_leg(
     db: Any, kb: Any, query_vectors: list[np.ndarray], config: Any
-) -> tuple[list[dict[int, list[tuple[int, float]]]], list[float], list[bool]]:
+) -> tuple[list[Hits], list[float], list[bool]]:
     """vector_leg per query: hits per variant, milliseconds, and whether the HNSW index ran."""
     from kb_retrieval.retrieval import candidates as legs
 
@@ -482,25 +668,42 @@ def timed_vector_leg(
             rows = legs.vector_leg(conn, scope, vectors, config)
             times.append((time.perf_counter() - started) * 1000)
             used.append(conn.execute(HNSW_XACT_SCANS, (HNSW_INDEX,)).fetchone()[0] > before)
-        per_variant: dict[int, list[tuple[int, float]]] = {}
-        for vidx, pk, sim in rows:
-            per_variant.setdefault(vidx, []).append((pk, float(sim)))
-        hits.append(per_variant)
+        hits.append(_per_variant(rows))
     db.close()
     return hits, times, used
 
 
-def vector_leg_runs(
-    url: str, kb: Any, query_vectors: list[np.ndarray], sweep: Sequence[tuple[int, int]]
-) -> dict[str, Any]:
-    """The vector leg alone: exact scan vs HNSW, each setting on a fresh connection.
+def memory_vector_leg(
+    snapshot: Any, query_vectors: list[np.ndarray]
+) -> tuple[list[Hits], list[float]]:
+    """The in-memory vector leg per query (same eligible scope as retrieval, audit off)."""
+    from kb_retrieval.retrieval.config import RetrievalConfig
 
-    The sweep uses custom plans (no prepared statements), so the planner sees each query's
-    values; `default_connection` repeats the default setting on an ordinary connection, where
-    psycopg prepares the statement after 5 calls and PostgreSQL may then switch to a generic plan.
-    Recall of a (query, variant) pair: |HNSW top-k ∩ exact top-k| / |exact top-k| of chunk ids,
-    over the queries whose statement really scanned the HNSW index; `kth_gap`: cosine of the
-    exact k-th chunk minus that of the HNSW k-th (0 when as good).
+    k = RetrievalConfig().k_vector
+    mask = snapshot.chunk_mask(snapshot.eligible_versions(AS_OF, audit=False))
+    snapshot.vector_leg(mask, query_vectors[0], k)
+    hits, times = [], []
+    for vectors in query_vectors:
+        started = time.perf_counter()
+        rows = snapshot.vector_leg(mask, vectors, k)
+        times.append((time.perf_counter() - started) * 1000)
+        hits.append(_per_variant(rows))
+    return hits, times
+
+
+def vector_leg_runs(
+    url: str, kb: Any, snapshot: Any, query_vectors: list[np.ndarray],
+    sweep: Sequence[tuple[int, int]],
+) -> dict[str, Any]:  # fmt: skip
+    """The vector leg alone: in memory and HNSW against the SQL exact scan.
+
+    The exact scan and the sweep use custom plans (no prepared statements), so the planner sees
+    each query's values; `exact_prepared_ms` and `default_connection` repeat the exact scan and
+    the default HNSW setting on an ordinary connection (psycopg prepares after 5 calls and
+    PostgreSQL may then switch to a generic plan; retrieval itself forces custom plans).
+    Recall of a (query, variant) pair: |top-k ∩ exact top-k| / |exact top-k| of chunk ids;
+    for HNSW over the queries whose statement really scanned the HNSW index. `kth_gap`: cosine
+    of the exact k-th chunk minus that of the k-th found (0 when as good).
     """
     from bench.common import summary
     from kb_retrieval.db import Database
@@ -511,9 +714,15 @@ def vector_leg_runs(
         custom_plan_database(url), kb, query_vectors, exact_config
     )
     _, exact_prepared_ms, _ = timed_vector_leg(Database(url), kb, query_vectors, exact_config)
+    memory, memory_ms = memory_vector_leg(snapshot, query_vectors)
     out: dict[str, Any] = {
         "exact_ms": summary(exact_ms),
         "exact_prepared_ms": summary(exact_prepared_ms),
+        "memory": {
+            **without(recall_stats(memory, exact, [True] * len(memory)), "queries_on_hnsw"),
+            **identity_stats(memory, exact),
+            "ms": summary(memory_ms, 3),
+        },
         "hnsw": [],
     }
     default = RetrievalConfig()
@@ -529,17 +738,21 @@ def vector_leg_runs(
         row |= recall_stats(hits, exact, used)
         row["ms"] = summary(times)
         out["hnsw" if custom else "default_connection"] = [*out["hnsw"], row] if custom else row
+    reaching = [h for h in out["hnsw"] if h["pairs"] and h["recall_mean"] >= 0.98]
+    out["cheapest_reaching_0_98"] = (
+        min(reaching, key=lambda h: h["ms"]["p50"]) if reaching else None
+    )
     return out
 
 
-def recall_stats(
-    hits: list[dict[int, list[tuple[int, float]]]],
-    exact: list[dict[int, list[tuple[int, float]]]],
-    used: list[bool],
-) -> dict[str, Any]:
+def without(stats: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in stats.items() if k not in keys}
+
+
+def recall_stats(hits: list[Hits], exact: list[Hits], used: list[bool]) -> dict[str, Any]:
     recalls, gaps, short = [], [], 0
-    for found, truth, hnsw in zip(hits, exact, used, strict=True):
-        if not hnsw:
+    for found, truth, counted in zip(hits, exact, used, strict=True):
+        if not counted:
             continue
         for vidx, expected in truth.items():
             got = found.get(vidx, [])
@@ -554,9 +767,24 @@ def recall_stats(
         "recall_mean": round(float(np.mean(recalls)), 4) if recalls else None,
         "recall_min": round(float(np.min(recalls)), 4) if recalls else None,
         "pairs_below_0_98": sum(r < 0.98 for r in recalls),
+        "pairs_below_1": sum(r < 1 for r in recalls),
         "short_results": short,
         "kth_gap_mean": round(float(np.mean(gaps)), 4) if gaps else None,
     }
+
+
+def identity_stats(hits: list[Hits], exact: list[Hits]) -> dict[str, Any]:
+    """Pairs whose ranked chunk list equals the exact scan's, and the largest cosine difference."""
+    same, pairs, diff = 0, 0, 0.0
+    for found, truth in zip(hits, exact, strict=True):
+        for vidx, expected in truth.items():
+            got = found.get(vidx, [])
+            pairs += 1
+            same += [pk for pk, _ in got] == [pk for pk, _ in expected]
+            scores = dict(got)
+            diff = max([diff, *(abs(scores[pk] - s) for pk, s in expected if pk in scores)])
+        pairs += len(set(found) - set(truth))
+    return {"same_order_pairs": same, "all_pairs": pairs, "max_cosine_diff": float(f"{diff:.2e}")}
 
 
 def scope_for(conn: Any, kb: Any, legs: Any) -> Any:
@@ -628,12 +856,17 @@ def measure_size(
     url: str, kb: Any, queries: list[dict[str, Any]], counts: dict[str, int], args: Any,
     vector_cache: dict[tuple[str, ...], np.ndarray],
 ) -> dict[str, Any]:  # fmt: skip
-    from bench.common import log
+    from bench.common import log, ratio
     from kb_retrieval.db import Database
     from kb_retrieval.retrieval.config import RetrievalConfig
 
-    threshold = RetrievalConfig().exact_scan_max_vectors
-    default_path = "exact" if counts["tenant_vectors"] <= threshold else "hnsw"
+    defaults = RetrievalConfig()
+    if counts["tenant_vectors"] <= defaults.in_memory_max_vectors:
+        default_path = "memory"
+    elif counts["tenant_vectors"] <= defaults.exact_scan_max_vectors:
+        default_path = "database exact"
+    else:
+        default_path = "database HNSW"
     db = Database(url)
     plans = plans_for(db, queries)
     db.close()
@@ -643,40 +876,40 @@ def measure_size(
         if key not in vector_cache:
             vector_cache[key] = kb.embedder.embed(list(key))
     vectors = [vector_cache[tuple(v.text for v in p.variants)] for p in searched]
-    legs_out = leg_breakdown(url, kb, searched, vectors, args)
-    log(f"  legs: { {k: (v.get('p50'), v['timed_out']) for k, v in legs_out.items()} }")
+    snapshot_out, snapshot = snapshot_load(url, kb, args.snapshot_repeats)
+    log(f"  snapshot: load {snapshot_out['load_ms']}, {snapshot_out['nbytes'] / 2**20:.1f} MiB")
+    leg_inputs = leg_queries(snapshot, searched, vectors)
+    steps = {
+        "memory": memory_steps(snapshot, leg_inputs, args),
+        "sql": sql_steps(url, kb, snapshot, leg_inputs, args),
+    }
+    for where, group in steps.items():
+        log(f"  {where} steps: { {k: (v.get('p50'), v['timed_out']) for k, v in group.items()} }")
     runs: dict[str, Any] = {}
-    configs = [
-        ("default", {}, False),
-        ("default+audit", {}, True),
-        ("hnsw", {"exact_scan_max_vectors": 0}, False),
-    ]
-    if default_path == "hnsw":
-        configs.append(("exact", {"exact_scan_max_vectors": HUGE}, False))
-    for name, overrides, audit in configs:
-        if legs_out["lexical"]["timed_out"]:
-            runs[name] = {"skipped": f"the lexical leg alone exceeds {args.timeout_s} s"}
+    for name, overrides, audit in SERIES:
+        if overrides.get("in_memory_max_vectors") == 0 and steps["sql"]["lexical"]["timed_out"]:
+            runs[name] = {"skipped": f"the SQL lexical leg alone exceeds {args.timeout_s} s"}
             continue
         runs[name] = latency_run(url, kb, queries, overrides, audit, args)
-    with materialized_lexical():
-        runs["default, lexical what-if"] = latency_run(url, kb, queries, {}, False, args)
+    base = runs.get(BASELINE, {}).get("timings_ms", {}).get("total", {})
     for name, run in runs.items():
         if "skipped" in run:
             continue
         t = run["timings_ms"].get("total", {})
-        log(f"  {name}: {run['completed']} queries, total p50 {t.get('p50')} "
+        run["total_over_default"] = {
+            p: ratio(t.get(p, 0.0), base.get(p, 0.0)) for p in ("p50", "p95")
+        }
+        log(f"  {name}: {run['completed']} queries on {run['path']}, total p50 {t.get('p50')} "
             f"p95 {t.get('p95')} ms, timed out {run['timed_out']}")  # fmt: skip
-    recall = vector_leg_runs(url, kb, vectors, args.sweep)
-    reaching = [h for h in recall["hnsw"] if h["pairs"] and h["recall_mean"] >= 0.98]
-    recall["cheapest_reaching_0_98"] = (
-        min(reaching, key=lambda h: h["ms"]["p50"]) if reaching else None
-    )
+    recall = vector_leg_runs(url, kb, snapshot, vectors, args.sweep)
     return {
         **counts,
         "default_path": default_path,
-        "exact_scan_max_vectors": threshold,
+        "in_memory_max_vectors": defaults.in_memory_max_vectors,
+        "exact_scan_max_vectors": defaults.exact_scan_max_vectors,
         "queries_searched": len(searched),
-        "legs_ms": legs_out,
+        "snapshot": snapshot_out,
+        "steps_ms": steps,
         "latency": runs,
         "vector_leg": recall,
         "explain": explain_nodes(url, kb, vectors[0]),
@@ -703,7 +936,8 @@ def run(args: Any, home: Any) -> dict[str, Any]:
     for tenant in OTHER_TENANTS:
         db.ensure_tenant(tenant)
     queries = golden_queries(args.queries)
-    setup["query_embedding_ms"] = embedding_threads(embedder, plans_for(db, queries))
+    query_embedding = embedding_threads(embedder, plans_for(db, queries))
+    setup["thread_pools"] = thread_pools()
     conn = db.connect()
     templates = load_templates(conn, [MEASURED, "coastal-kayak"])
     everything = [t for group in templates.values() for t in group]
@@ -732,79 +966,161 @@ def run(args: Any, home: Any) -> dict[str, Any]:
         sizes.append(result)
     conn.close()
     db.close()
-    return {"setup": setup, "queries": len(queries), "sizes": sizes}
+    return {
+        "setup": setup,
+        "query_embedding_ms": query_embedding,
+        "queries": len(queries),
+        "sizes": sizes,
+    }
 
 
+# -- rendering ---------------------------------------------------------------------------------
 def render(result: dict[str, Any]) -> str:
-    from bench.common import table
+    from bench.common import header, pair, table
 
-    m, c = result["machine"], result["config"]
-    lines = [
-        f"retrieval benchmark: {m['nproc']} cores, load {m['loadavg_start']} -> "
-        f"{m['loadavg_end']}; {result['queries']} queries of {MEASURED}; mix {c['mix']}, "
-        f"noise {c['noise']}; statement timeout {c['timeout_s']} s",
-        f"setup: {result['setup']}",
+    c, sizes = result["config"], result["sizes"]
+    lines = header(
+        result,
+        f"{result['queries']} queries of {MEASURED}; mix {c['mix']}, noise {c['noise']}; "
+        f"statement timeout {c['timeout_s']} s; budget {c['budget_s']} s per series",
+    )
+    embedding = ", ".join(
+        f"{k.replace('_', ' ')}: {pair(v)} ms (n {v['n']})"
+        for k, v in result["query_embedding_ms"].items()
+    )
+    lines += [
+        f"query embedding (torch, p50 / p95): {embedding}",
         "",
         table(
             ["size", "chunks", "vectors", "tenant chunks", "tenant vectors", "tenant versions",
-             "path", "insert s", "copy s", "HNSW build s", "HNSW MB"],
+             "default path", "insert s", "copy s", "HNSW build s", "HNSW MB"],
             [[s["target"], s["total_chunks"], s["total_vectors"], s["tenant_chunks"],
               s["tenant_vectors"], s["tenant_versions"], s["default_path"],
               s["load"].get("insert_rows_s"), s["load"].get("copy_vectors_s"),
-              s["load"]["hnsw_build_s"], s["load"]["hnsw_index_mb"]] for s in result["sizes"]],
+              s["load"]["hnsw_build_s"], s["load"]["hnsw_index_mb"]] for s in sizes],
         ),
         "",
-        "Database steps alone (ms, p50 / p95, n; 'timeout' = statement timeout hit):",
+        "Snapshot of the measured tenant (`load_snapshot`, fresh connection; ms p50 / p95, n; "
+        "phases of one more load):",
+        "",
+        table(
+            ["size", "vectors", "chunks", "versions", "terms", "MiB", "load ms", "n",
+             "SQL chunks ms", "SQL vectors ms", "SQL other ms", "build ms"],
+            [_snapshot_row(s) for s in sizes],
+        ),
         "",
     ]  # fmt: skip
-    names = list(result["sizes"][0]["legs_ms"]) if result["sizes"] else []
-    rows = [[s["target"], *(_leg_cell(s["legs_ms"][n]) for n in names)] for s in result["sizes"]]
-    lines += [table(["size", *names], rows), "", "Retriever.retrieve (ms):", ""]
+    for where, title in (("memory", "In-memory steps alone"), ("sql", "PostgreSQL steps alone")):
+        names = list(sizes[0]["steps_ms"][where]) if sizes else []
+        rows = [[s["target"], *(_leg_cell(s["steps_ms"][where][n]) for n in names)] for s in sizes]
+        lines += [
+            f"{title} (ms, p50 / p95 (n); 'timeout' = statement timeout hit):",
+            "",
+            table(["size", *names], rows),
+            "",
+        ]
+    lines += ["`Retriever.retrieve` (ms, p50 / p95):", "", _latency_table(sizes), ""]
+    lines += _goal_lines(sizes)
+    lines += [
+        "",
+        "Vector leg alone, in memory vs SQL exact scan (recall@k of chunk ids per variant):",
+        "",
+        table(
+            ["size", "queries", "variants", "recall mean", "recall min", "pairs < 1",
+             "same order", "max cosine diff", "memory ms", "exact ms", "exact prepared ms"],
+            [[s["target"], v["memory"]["queries"], v["memory"]["pairs"],
+              v["memory"]["recall_mean"], v["memory"]["recall_min"], v["memory"]["pairs_below_1"],
+              f"{v['memory']['same_order_pairs']}/{v['memory']['all_pairs']}",
+              f"{v['memory']['max_cosine_diff']:.1e}", pair(v["memory"]["ms"]),
+              pair(v["exact_ms"]), pair(v["exact_prepared_ms"])]
+             for s in sizes for v in [s["vector_leg"]]],
+        ),
+        "",
+        "Vector leg alone, HNSW vs SQL exact scan (recall over the calls that scanned HNSW):",
+        "",
+    ]  # fmt: skip
     rows = []
-    keys = ("total", "embed", "database", "ranking", "plan", "other", "after_total")
-    for s in result["sizes"]:
-        for name, run in s["latency"].items():
-            if "skipped" in run:
-                rows.append([s["target"], name, *(["-"] * 14), "-", "-", run["skipped"]])
-                continue
-            t = run["timings_ms"]
-            rows.append(
-                [s["target"], name]
-                + [t.get(k, {}).get(p) for k in keys for p in ("p50", "p95")]
-                + [run["hnsw_index_scans"],
-                   f"{run['packs_with_real_evidence']}/{run['completed']}",
-                   "timeout" if run["timed_out"] else ""]
-            )  # fmt: skip
-    headers = ["size", "run", *(f"{k} {p}" for k in keys for p in ("p50", "p95"))]
-    lines += [table([*headers, "HNSW scans", "real evidence", "note"], rows), ""]
-    rows = []
-    for s in result["sizes"]:
+    for s in sizes:
         leg = s["vector_leg"]
         for h in [*leg["hnsw"], leg["default_connection"]]:
             rows.append([s["target"], h["ef_search"], h["overfetch"],
                          "custom" if h["custom_plans"] else "prepared",
                          f"{h['queries_on_hnsw']}/{h['queries']}", h["recall_mean"],
                          h["recall_min"], f"{h['pairs_below_0_98']}/{h['pairs']}",
-                         h["short_results"], h["kth_gap_mean"], h["ms"]["p50"], h["ms"]["p95"],
-                         leg["exact_ms"]["p50"], leg["exact_ms"]["p95"],
-                         leg["exact_prepared_ms"]["p50"], leg["exact_prepared_ms"]["p95"]])  # fmt: skip
+                         h["short_results"], h["kth_gap_mean"], pair(h["ms"]),
+                         pair(leg["exact_ms"])])  # fmt: skip
     lines.append(
         table(
             ["size", "ef_search", "overfetch", "plans", "on HNSW", "recall mean", "recall min",
-             "pairs < 0.98", "short", "k-th gap", "p50", "p95", "exact p50", "exact p95",
-             "exact prepared p50", "exact prepared p95"],
+             "pairs < 0.98", "short", "k-th gap", "HNSW ms", "exact ms"],
             rows,
         )
     )  # fmt: skip
-    for s in result["sizes"]:
+    for s in sizes:
         lines.append(f"plan nodes at {s['target']:,}: {s['explain']}")
     return "\n".join(lines)
 
 
+def _snapshot_row(s: dict[str, Any]) -> list[Any]:
+    from bench.common import pair
+
+    snap, phases = s["snapshot"], s["snapshot"]["phases"]
+    other = sum(v for k, v in phases.items() if k.startswith("sql_")) - (
+        phases["sql_chunks_ms"] + phases["sql_vectors_ms"]
+    )
+    return [s["target"], snap["vector_count"], snap["chunk_count"], snap["version_count"],
+            snap["term_count"], round(snap["nbytes"] / 2**20, 2), pair(snap["load_ms"]),
+            snap["load_ms"]["n"], phases["sql_chunks_ms"], phases["sql_vectors_ms"],
+            round(other, 2), phases["build_ms"]]  # fmt: skip
+
+
+def _latency_table(sizes: list[dict[str, Any]]) -> str:
+    from bench.common import pair, table
+
+    keys = ("total", "embed", "database", "ranking", "plan", "other", "after_total")
+    rows = []
+    for s in sizes:
+        for name, run in s["latency"].items():
+            if "skipped" in run:
+                rows.append([s["target"], name, "-", *(["-"] * len(keys)), "-", "-", "-", "-",
+                             "-", run["skipped"]])  # fmt: skip
+                continue
+            t, r = run["timings_ms"], run["total_over_default"]
+            rows.append(
+                [s["target"], name, run["completed"], *(pair(t.get(k, {})) for k in keys),
+                 f"{_num(r['p50'])} / {_num(r['p95'])}", run["path"], run["snapshot_loads"],
+                 " / ".join(f"{x:,.0f}" for x in run["warmup_ms"]), run["hnsw_index_scans"],
+                 f"{run['packs_with_real_evidence']}/{run['completed']}"
+                 + (" timeout" if run["timed_out"] else "")]
+            )  # fmt: skip
+    headers = ["size", "series", "n", *(k.replace("_", " ") for k in keys), "total x default",
+               "path", "loads (timed)", "warm-up ms", "HNSW scans", "real evidence"]  # fmt: skip
+    return table(headers, rows)
+
+
+def _goal_lines(sizes: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for s in sizes:
+        run = s["latency"].get(BASELINE, {})
+        total = run.get("timings_ms", {}).get("total", {})
+        if total.get("n"):
+            out.append(
+                f"goal at {s['target']:,} chunks: `{BASELINE}` total p95 {total['p95']:,.1f} ms "
+                f"(embed p95 {run['timings_ms']['embed']['p95']:,.1f} ms) vs {GOAL_P95_MS:.0f} ms"
+            )
+    return out
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _leg_cell(leg: dict[str, Any]) -> str:
+    from bench.common import pair
+
     if not leg.get("n"):
         return "timeout" if leg["timed_out"] else "-"
-    text = f"{leg['p50']:,.1f} / {leg['p95']:,.1f} ({leg['n']})"
+    text = f"{pair(leg)} ({leg['n']})"
     return text + (" then timeout" if leg["timed_out"] else "")
 
 
@@ -815,6 +1131,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", help="total chunk counts, comma separated")
     parser.add_argument("--queries", type=int, help="golden e-mails of alpine-treks to use")
     parser.add_argument("--leg-queries", type=int, help="queries for the per-step breakdown")
+    parser.add_argument("--snapshot-repeats", type=int, help="load_snapshot calls per size")
     parser.add_argument("--mix", type=float, default=0.5, help="upper bound of b (see above)")
     parser.add_argument("--noise", type=float, default=0.02, help="std of g per dimension")
     parser.add_argument("--seed", type=int, default=7)
@@ -826,6 +1143,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args.sizes = [int(x) for x in sizes.split(",")]
     args.queries = args.queries or (8 if args.quick else 40)
     args.leg_queries = args.leg_queries or (4 if args.quick else 10)
+    args.snapshot_repeats = args.snapshot_repeats or (2 if args.quick else 3)
     args.budget_s = args.budget_s or (6.0 if args.quick else 20.0)
     args.sweep = QUICK_SWEEP if args.quick else SWEEP
     info = machine()
@@ -836,9 +1154,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     result["benchmark"] = "retrieval"
     result["config"] = {
         key: getattr(args, key)
-        for key in ("sizes", "queries", "leg_queries", "mix", "noise", "seed", "timeout_s",
-                    "budget_s", "maintenance_work_mem", "sweep", "quick")
+        for key in ("sizes", "queries", "leg_queries", "snapshot_repeats", "mix", "noise", "seed",
+                    "timeout_s", "budget_s", "maintenance_work_mem", "sweep", "quick")
     }  # fmt: skip
+    result["config"]["series"] = {name: overrides for name, overrides, _ in SERIES}
     result["machine"] = info
     result["libraries"] = library_versions()
     result["wall_s"] = round(time.perf_counter() - started, 1)

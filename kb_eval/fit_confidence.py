@@ -6,11 +6,11 @@ Two models come out (both in kb_retrieval/retrieval/config.py):
 - RELEVANCE, fitted on every candidate with soft labels (1 when the chunk contains a relevant
   quote, 0.3 for another chunk of an answering document version, 0 otherwise): orders candidates
   and carries the 002 floors.
-- CONFIDENCE, fitted on every candidate (or the `--top-k` best-ranked per case), label 1 for a
-  chunk of an answering document version: the probability that a chunk is evidence from a
-  version that answers the email; the 0.72 / 0.65 thresholds of 001 are compared with it.
-  Fitting on the top 2 only was tried: more OK_TO_DRAFT, but irrelevant fresh chunks with rare
-  query words then reached 0.8 and hid stale-only evidence (3 unsafe passes), so it was rejected.
+- CONFIDENCE, fitted on the `--top-k` best-ranked candidates per case (default 0: every one),
+  label `--label` (default "doc": 1 for a chunk of an answering document version): the
+  probability that a top-ranked chunk is evidence from a version that answers the email; the
+  0.72 / 0.65 thresholds of 001 are compared with it. docs/retrieval.md section 3 lists the
+  variants measured and the rule that chose this one.
 Every candidate of a case without relevant items is 0. Signal weights are kept non-negative (a
 feature with a negative fitted slope is dropped), so a stronger match never lowers a score. The printed
 coefficients go into `ConfidenceModel` (kb_retrieval/retrieval/config.py) with the date and data.
@@ -32,8 +32,10 @@ from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
 from kb_retrieval.service import open_knowledge_base
 
 
-def features(vector: float, coverage: float, bm25: float, half: float) -> list[float]:
-    return [1.0, vector, coverage, bm25 / (bm25 + half) if bm25 > 0 else 0.0]
+def features(
+    vector: float, coverage: float, bm25: float, half: float, passage: float = 0.0
+) -> list[float]:
+    return [1.0, vector, coverage, bm25 / (bm25 + half) if bm25 > 0 else 0.0, passage]
 
 
 def fit_nonnegative(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -89,7 +91,9 @@ def collect(golden: Path, as_of: date, split: str) -> list[tuple[int, list[float
             )()
             quote = any(is_covered(item, ref) for item in case.relevant)
             same_doc = any(item.doc_version_id == ref.doc_version_id for item in case.relevant)
-            feats = features(cand.vector, cand.coverage, cand.bm25, config.confidence.bm25_half)
+            feats = features(
+                cand.vector, cand.coverage, cand.bm25, config.confidence.bm25_half, cand.passage
+            )
             rows.append((rank, feats, quote, same_doc))
     return rows
 
@@ -101,7 +105,7 @@ def fit(
     x = np.array([r[1] for r in chosen])
     y = np.array([LABELS[label](r[2], r[3]) for r in chosen])
     w = fit_nonnegative(x, y)
-    return ConfidenceModel(bias=w[0], w_vector=w[1], w_coverage=w[2], w_bm25=w[3])
+    return ConfidenceModel(bias=w[0], w_vector=w[1], w_coverage=w[2], w_bm25=w[3], w_passage=w[4])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -110,14 +114,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--as-of", default="2026-11-15")
     parser.add_argument("--split", default="tune", choices=["tune", "holdout", "all"])
     parser.add_argument(
-        "--top-k", type=int, default=2, help="best-ranked candidates per case for CONFIDENCE"
+        "--top-k",
+        type=int,
+        default=0,
+        help="best-ranked candidates per case for CONFIDENCE (0: all)",
+    )
+    parser.add_argument(
+        "--label", default="doc", choices=sorted(LABELS), help="CONFIDENCE label (see LABELS)"
     )
     args = parser.parse_args(argv)
     rows = collect(args.golden, date.fromisoformat(args.as_of), args.split)
     report = {
         "candidates": len(rows),
         "relevance_model": fit(rows, "soft", None).model_dump(),
-        "confidence_model": fit(rows, "doc", args.top_k).model_dump(),
+        "confidence_model": fit(rows, args.label, args.top_k).model_dump(),
     }
     print(json.dumps(report, indent=2))
 

@@ -14,7 +14,9 @@ from kb_retrieval.db.migrate import apply_migrations
 
 TENANT_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{1,62}$")
 APP_ROLE = "kb_app"
-SCOPE_TO_TENANT = "SELECT set_config('kb.tenant_id', %s, true)"
+# One round trip: the application role and the tenant, both for this transaction only
+# (set_config('role', ..., true) is SET LOCAL ROLE).
+SCOPE_TO_TENANT = "SELECT set_config('role', %s, true), set_config('kb.tenant_id', %s, true)"
 ENSURE_TENANT = "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING"
 LIST_TENANTS = "SELECT tenant_id FROM tenants ORDER BY tenant_id"
 
@@ -68,8 +70,7 @@ class Database:
         validate_tenant_id(tenant_id)
         conn = self._shared()
         with conn.transaction():
-            conn.execute(f"SET LOCAL ROLE {APP_ROLE}")
-            conn.execute(SCOPE_TO_TENANT, (tenant_id,))
+            conn.execute(SCOPE_TO_TENANT, (APP_ROLE, tenant_id))
             yield conn
 
     def ensure_tenant(self, tenant_id: str) -> None:

@@ -51,6 +51,7 @@ class Candidate:
     lexical_top1: bool = False
     vector: float = 0.0
     coverage: float = 0.0
+    passage: float = 0.0
     bm25: float = 0.0
     confidence: float = 0.0
     relevance: float = 0.0

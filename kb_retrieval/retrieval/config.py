@@ -16,7 +16,7 @@ class ConfidenceModel(BaseModel):
     """A logistic model over absolute signals (see docs/retrieval.md section 3).
 
     p = sigmoid(bias + w_vector * best_cosine + w_coverage * query_idf_coverage
-                + w_bm25 * bm25 / (bm25 + bm25_half))
+                + w_bm25 * bm25 / (bm25 + bm25_half) + w_passage * passage_coverage)
     """
 
     model_config = ConfigDict(frozen=True)
@@ -25,16 +25,21 @@ class ConfidenceModel(BaseModel):
     w_vector: float
     w_coverage: float
     w_bm25: float
+    w_passage: float = 0.0
     bm25_half: float = 8.0
 
 
-# Both fitted on the tune split of data/golden (2026-11-22) by
+# Fitted on the tune split of data/golden by
 #   python -m kb_eval.fit_confidence data/golden/golden.jsonl --as-of 2026-11-15
-# RELEVANCE: every candidate, soft labels (1 quote, 0.3 same answering version, 0 otherwise);
-#   orders candidates and carries the 002 floors.
-# CONFIDENCE: every candidate, label 1 for a chunk of an answering document version; the
-#   quantity the 0.72 / 0.65 thresholds of 001 are compared with.
-RELEVANCE_MODEL = ConfidenceModel(bias=-5.4161, w_vector=3.7178, w_coverage=2.3028, w_bm25=4.3341)
+# RELEVANCE (session 2, with the passage-coverage signal): every candidate, soft labels
+#   (1 quote, 0.3 same answering version, 0 otherwise); orders candidates, carries the 002 floors.
+# CONFIDENCE (session 1, `--top-k 0`): every candidate, label 1 for a chunk of an answering
+#   document version; the quantity the 0.72 / 0.65 thresholds of 001 are compared with. Chosen
+#   among the variants of docs/retrieval.md section 3: best tune outcome accuracy with no tune
+#   unsafe pass and the three worked examples of 000 section 8 reproduced.
+RELEVANCE_MODEL = ConfidenceModel(
+    bias=-5.3799, w_vector=3.4113, w_coverage=0.5968, w_bm25=4.7413, w_passage=1.6992
+)
 CONFIDENCE_MODEL = ConfidenceModel(bias=-4.2801, w_vector=1.2302, w_coverage=2.8258, w_bm25=5.6107)
 
 
@@ -94,6 +99,9 @@ class RetrievalConfig(BaseModel):
     cache_ttl_seconds: float = 120.0
     audit_store_email: bool = False
     min_content_tokens: int = 3
+    passage_window: int = Field(
+        40, description="analyzed terms per passage for the passage-coverage feature"
+    )
     relevance: ConfidenceModel = RELEVANCE_MODEL
     confidence: ConfidenceModel = CONFIDENCE_MODEL
 

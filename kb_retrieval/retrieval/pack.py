@@ -60,6 +60,7 @@ def evidence_item(rank: int, c: Candidate, lexical_max: float) -> dict[str, Any]
             "lexical": _round(c.bm25 / lexical_max) if lexical_max > 0 else 0.0,
             "bm25": _round(c.bm25),
             "coverage": _round(c.coverage),
+            "passage_coverage": _round(c.passage),
             "relevance": _round(c.relevance),
             "fused": _round(c.rank_score),
         },

@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -28,6 +29,7 @@ from kb_retrieval.retrieval.scoring import (
     confidence,
     is_stale,
     lexical_features,
+    passage_coverage,
     rank_score,
     vector_feature,
 )
@@ -231,11 +233,14 @@ class Retriever:
             )
             cand.stale = is_stale(cand.version.last_reviewed_at, as_of, self.config)
             cand.trip_match = bool(dates) and _mentions_date(cand, dates)
+            cand.passage = passage_coverage(
+                cand.text, variant_terms[0], idf, self.config.passage_window
+            )
             cand.confidence = confidence(
-                cand.vector, cand.coverage, cand.bm25, self.config.confidence
+                cand.vector, cand.coverage, cand.bm25, self.config.confidence, cand.passage
             )
             cand.relevance = confidence(
-                cand.vector, cand.coverage, cand.bm25, self.config.relevance
+                cand.vector, cand.coverage, cand.bm25, self.config.relevance, cand.passage
             )
             cand.rank_score = rank_score(cand, as_of, self.config)
             pool.append(cand)
@@ -374,8 +379,14 @@ def analyze_dates(text: str) -> list[str]:
 
 def _mentions_date(candidate: legs.Candidate, dates: set[str]) -> bool:
     """Whether the chunk or its document title names one of the dates ("jun 1" is not "jun 14")."""
-    haystack = canonicalize_dates(f"{candidate.version.title}\n{candidate.text}".casefold())
+    haystack = _date_haystack(candidate.version.title, candidate.text)
     return any(re.search(rf"(?<!\w){re.escape(d)}(?!\w)", haystack) for d in dates)
+
+
+@lru_cache(maxsize=8192)
+def _date_haystack(title: str, text: str) -> str:
+    """Title and text with canonical dates (cached: date parsing was most of the ranking time)."""
+    return canonicalize_dates(f"{title}\n{text}".casefold())
 
 
 def trip_entities(titles: Sequence[str]) -> list[str]:

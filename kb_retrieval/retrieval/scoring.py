@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import date
+from functools import lru_cache
 
+from kb_retrieval.analyzer import analyze
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
 
@@ -52,11 +54,53 @@ def lexical_features(
     return matched / total, bm25
 
 
-def confidence(vector: float, coverage: float, bm25: float, model: ConfidenceModel) -> float:
+@lru_cache(maxsize=8192)
+def term_positions(text: str) -> dict[str, tuple[int, ...]]:
+    """Positions of each analyzed term of a chunk (cached: a chunk's text never changes)."""
+    positions: dict[str, list[int]] = {}
+    for position, term in enumerate(analyze(text)):
+        positions.setdefault(term, []).append(position)
+    return {term: tuple(found) for term, found in positions.items()}
+
+
+def passage_coverage(text: str, terms: Sequence[str], idf: dict[str, float], window: int) -> float:
+    """Share of the query's idf mass found together in one passage of `window` analyzed terms.
+
+    Whole-chunk coverage rewards a long chunk whose words match the query in different places
+    (a multi-day itinerary naming the park on day 2 and the cold on day 5); an answer states
+    them together. The best sliding window of the chunk's terms is taken.
+    """
+    wanted = {t: idf.get(t, 0.0) for t in set(terms)}
+    total = sum(wanted.values())
+    if total <= 0:
+        return 0.0
+    index = term_positions(text)
+    hits = sorted((p, t) for t in wanted if t in index for p in index[t])
+    counts: dict[str, int] = {}
+    mass = best = 0.0
+    start = 0
+    for position, term in hits:
+        counts[term] = counts.get(term, 0) + 1
+        if counts[term] == 1:
+            mass += wanted[term]
+        while hits[start][0] <= position - window:
+            old = hits[start][1]
+            counts[old] -= 1
+            if counts[old] == 0:
+                mass -= wanted[old]
+            start += 1
+        if mass > best:
+            best = mass
+    return min(1.0, best / total)
+
+
+def confidence(
+    vector: float, coverage: float, bm25: float, model: ConfidenceModel, passage: float = 0.0
+) -> float:
     """A calibrated probability from absolute signals: same meaning for every query (no min-max)."""
     saturated = bm25 / (bm25 + model.bm25_half) if bm25 > 0 else 0.0
     z = model.bias + model.w_vector * vector + model.w_coverage * coverage
-    z += model.w_bm25 * saturated
+    z += model.w_bm25 * saturated + model.w_passage * passage
     return sigmoid(z)
 
 

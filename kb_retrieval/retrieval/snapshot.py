@@ -248,7 +248,8 @@ def load_snapshot(
     if count > max_vectors:
         return None
     chunk_rows = conn.execute(sql.SNAPSHOT_CHUNKS, params).fetchall()
-    window_rows = conn.execute(sql.SNAPSHOT_VECTORS, params).fetchall()
+    # Binary transfer: parsing the text form of 384 floats per row was most of the load time.
+    window_rows = conn.cursor(binary=True).execute(sql.SNAPSHOT_VECTORS, params).fetchall()
     titles = [row[0] for row in conn.execute(sql.TRIP_TITLES, params)]
     return TenantSnapshot(key, generation, facts, chunk_rows, window_rows, titles)
 
@@ -273,7 +274,7 @@ class SnapshotStore:
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._items: OrderedDict[tuple[str, SnapshotKey], tuple[int, TenantSnapshot | None]]
+        self._items: OrderedDict[tuple[str, SnapshotKey, int], tuple[int, TenantSnapshot | None]]
         self._items = OrderedDict()
         self._lock = threading.Lock()
         self.loads = 0
@@ -288,8 +289,12 @@ class SnapshotStore:
         max_vectors: int,
         max_bytes: int | None = None,
     ) -> TenantSnapshot | None:
-        """The snapshot for this generation, loading it if needed; None: search in PostgreSQL."""
-        slot = (database, key)
+        """The snapshot for this generation, loading it if needed; None: search in PostgreSQL.
+
+        Keyed by the size bound too: a tenant too large for one configuration may fit another.
+        Two threads asking for a stale snapshot at once may both load it (the last one stays).
+        """
+        slot = (database, key, max_vectors)
         with self._lock:
             if max_bytes is not None:
                 self.max_bytes = max_bytes
