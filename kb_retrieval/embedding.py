@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -58,10 +59,24 @@ def split_windows(text: str, offsets: Sequence[tuple[int, int]], config: WindowC
         start += config.stride
 
 
+TORCH_THREADS_ENV = "KB_TORCH_THREADS"
+
+
 @lru_cache(maxsize=2)
 def _load_sentence_transformer(model_dir: str):  # -> SentenceTransformer
+    """Load once per process; `KB_TORCH_THREADS` pins torch's intra-op threads (default: cores).
+
+    bench/retrieval.py measures query embedding with 1 and 2 threads: 2 is faster on an idle
+    machine, 1 degrades far less when another process competes for the cores.
+    """
+    import torch
     from sentence_transformers import SentenceTransformer
 
+    threads = os.environ.get(TORCH_THREADS_ENV)
+    if threads:
+        if not threads.isdigit() or int(threads) < 1:
+            raise ValueError(f"{TORCH_THREADS_ENV} must be a positive integer, not {threads!r}")
+        torch.set_num_threads(int(threads))
     return SentenceTransformer(model_dir, device="cpu", local_files_only=True)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from kb_pipeline.cli.common import parse_date
+from kb_pipeline.cli.common import parse_date, unregistered
 
 
 def evaluate(
@@ -35,6 +35,10 @@ def evaluate(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from error
     kb = open_knowledge_base()
+    missing = sorted({case.tenant_id for case in cases} - set(kb.db.tenants()))
+    if missing:
+        typer.echo(f"error: {golden}: {unregistered(missing)}", err=True)
+        raise typer.Exit(2)
     run = evaluate_cases(kb.retriever, cases, day)
     store_run(
         kb.db, run, golden_path=golden, as_of=day, config_version=kb.retriever.config.config_version

@@ -213,11 +213,17 @@ def merge_quota(
 
 
 def fetch_candidates(
-    conn: Any, scope: Scope, ids: list[int], vectors: np.ndarray
+    conn: Any, scope: Scope, ids: list[int], vectors: np.ndarray | None
 ) -> dict[int, Candidate]:
-    params = {**scope.params(), "ids": ids, "vectors": list(vectors)}
+    """The candidates' rows; with `vectors`, also each one's best-window cosine per variant
+    (without, `sims` stays empty for the caller to fill)."""
+    if vectors is None:
+        statement, params = sql.CANDIDATE_ROWS, {"tenant_id": scope.tenant_id, "ids": ids}
+    else:
+        statement = sql.CANDIDATE_DETAILS
+        params = {**scope.params(), "ids": ids, "vectors": list(vectors)}
     out = {}
-    for row in conn.execute(sql.CANDIDATE_DETAILS, params):
+    for row in conn.execute(statement, params):
         version = scope.versions.get(row[1])
         if version is None:
             continue

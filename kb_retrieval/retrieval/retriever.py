@@ -127,14 +127,15 @@ class Retriever:
                 max_bytes=self.config.snapshot_cache_mb * 1024**2,
             )
             if snapshot is not None:
-                titles = list(snapshot.trip_titles)
+                titles = snapshot.trip_titles
             else:
-                titles = [row[0] for row in conn.execute(sql.TRIP_TITLES, {"tenant_id": tenant_id})]
+                rows = conn.execute(sql.TRIP_TITLES, {"tenant_id": tenant_id})
+                titles = tuple(row[0] for row in rows)
         plan = build_query_plan(
             email,
             sensitivity=sensitivity,
             trip_context=trip_context,
-            known_entities=trip_entities(titles),
+            known_entities=known_trip_entities(titles),
             min_content_tokens=self.config.min_content_tokens,
         )
         timings["plan"] = _ms(started)
@@ -272,10 +273,9 @@ class Retriever:
             request.variant_terms,
         )
         all_windows = request.all_windows
-        versions = snapshot.eligible_versions(base["as_of"], audit=request.audit_mode)
+        versions, mask = snapshot.scope(base["as_of"], audit=request.audit_mode)
         if not versions:
             return [], {}, None, {}, {}, 1.0
-        mask = snapshot.chunk_mask(versions)
         cfg = self.config
         vector_hits = snapshot.vector_leg(mask, vectors, cfg.k_vector, all_windows=all_windows)
         lexical_hits = snapshot.lexical_leg(
@@ -286,7 +286,10 @@ class Retriever:
         found: dict[int, legs.Candidate] = {}
         if order:
             with self.db.tenant(base["tenant_id"]) as conn:
-                found = legs.fetch_candidates(conn, scope, order, vectors)
+                found = legs.fetch_candidates(conn, scope, order, None)
+            sims = snapshot.candidate_sims(list(found), vectors, all_windows=all_windows)
+            for pk, cand in found.items():
+                cand.sims = sims.get(pk, [])
         idf, avgdl = snapshot.term_idf(mask, variant_terms[0]) if found else ({}, 1.0)
         return order, seen, top1, found, idf, avgdl
 
@@ -387,6 +390,12 @@ def _mentions_date(candidate: legs.Candidate, dates: set[str]) -> bool:
 def _date_haystack(title: str, text: str) -> str:
     """Title and text with canonical dates (cached: date parsing was most of the ranking time)."""
     return canonicalize_dates(f"{title}\n{text}".casefold())
+
+
+@lru_cache(maxsize=64)
+def known_trip_entities(titles: tuple[str, ...]) -> tuple[str, ...]:
+    """`trip_entities` of a tenant's itinerary titles, cached (thousands of titles at scale)."""
+    return tuple(trip_entities(titles))
 
 
 def trip_entities(titles: Sequence[str]) -> list[str]:

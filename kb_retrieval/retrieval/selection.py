@@ -9,8 +9,8 @@ from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 
 
-def jaccard(a: Candidate, b: Candidate) -> float:
-    terms_a, terms_b = set(a.term_freqs), set(b.term_freqs)
+def term_jaccard(terms_a: frozenset[str], terms_b: frozenset[str]) -> float:
+    """Overlap of two chunks' term sets (near-duplicate and MMR signal)."""
     if not terms_a or not terms_b:
         return 0.0
     return len(terms_a & terms_b) / len(terms_a | terms_b)
@@ -53,6 +53,8 @@ def select_pack(
     chosen: list[Candidate] = []
     per_doc: Counter[str] = Counter()
     deferred: list[Candidate] = []
+    terms = {id(c): frozenset(c.term_freqs) for c in pool}
+    overlap_with_chosen = {id(c): 0.0 for c in pool}
     while pool and len(chosen) < config.pack_max:
         best_tier = min(tier_of(c, tiered) for c in pool)
         best_score = max(c.rank_score for c in pool if tier_of(c, tiered) == best_tier)
@@ -60,7 +62,7 @@ def select_pack(
         for cand in pool:
             if tier_of(cand, tiered) != best_tier:
                 continue
-            overlap = max((jaccard(cand, other) for other in chosen), default=0.0)
+            overlap = overlap_with_chosen[id(cand)]
             value = config.mmr_lambda * cand.rank_score - (1 - config.mmr_lambda) * overlap
             if overlap >= config.near_duplicate_jaccard:
                 value -= config.near_duplicate_penalty
@@ -84,6 +86,9 @@ def select_pack(
                 continue
         chosen.append(best)
         per_doc[doc] += 1
+        for cand in pool:
+            overlap = term_jaccard(terms[id(cand)], terms[id(best)])
+            overlap_with_chosen[id(cand)] = max(overlap_with_chosen[id(cand)], overlap)
     for cand in deferred:
         if len(chosen) >= config.pack_max:
             break

@@ -116,6 +116,16 @@ FROM unnest(%(terms)s::text[]) AS t(term)
 """
 COUNT_SCOPE = f"SELECT count(*), coalesce(avg(c.term_count), 1) FROM chunks c WHERE {CHUNK_SCOPE}"
 
+# Candidate rows for the in-memory path (the snapshot computes the cosines itself).
+CANDIDATE_ROWS = """
+SELECT c.id, c.doc_version_id, c.chunk_id, c.chunk_index, c.section_title, c.page_start,
+       c.page_end, c.source_locator, c.token_count, c.text, c.policy_likeness_hint,
+       c.term_count, c.term_freqs, NULL AS sims
+FROM chunks c
+WHERE c.tenant_id = %(tenant_id)s AND c.id = ANY(%(ids)s)
+ORDER BY c.id
+"""
+
 # Candidate details plus the exact best-window cosine of every candidate for every variant.
 CANDIDATE_DETAILS = """
 SELECT c.id, c.doc_version_id, c.chunk_id, c.chunk_index, c.section_title, c.page_start,
