@@ -502,8 +502,9 @@ def leg_queries(snapshot: Any, plans: list[Any], vectors: list[np.ndarray]) -> l
 def memory_steps(snapshot: Any, queries: list[LegQuery], args: Any) -> dict[str, Any]:
     """Each in-memory step of retrieval alone (one untimed call first, then one per query).
 
-    `vector_blas1` is the vector leg with numpy's BLAS limited to one thread (threadpoolctl,
-    the limit set around the whole step, outside the timed calls), to compare with the default.
+    `versions_mask` computes eligibility and the chunk mask from scratch; `scope_cached` is what
+    `retrieve` calls (cached per date and mode); `candidate_sims` the cosines of the merged
+    candidates that the in-memory path computes instead of pgvector.
     """
     from bench.common import summary
     from kb_retrieval.retrieval.config import RetrievalConfig
@@ -514,20 +515,15 @@ def memory_steps(snapshot: Any, queries: list[LegQuery], args: Any) -> dict[str,
         "versions_mask": lambda q: snapshot.chunk_mask(
             snapshot.eligible_versions(AS_OF, audit=False)
         ),
+        "scope_cached": lambda q: snapshot.scope(AS_OF, audit=False),
         "vector": lambda q: snapshot.vector_leg(mask, q.vectors, config.k_vector),
         "lexical": lambda q: snapshot.lexical_leg(
             mask, q.terms, config.k_lexical, config.bm25_k1, config.bm25_b
         ),
         "term_idf": lambda q: snapshot.term_idf(mask, q.all_terms),
+        "candidate_sims": lambda q: snapshot.candidate_sims(q.candidates, q.vectors),
     }
     limits: dict[str, Callable[[], Any]] = dict.fromkeys(steps, contextlib.nullcontext)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        steps["vector_blas1"] = steps["vector"]
-        limits["vector_blas1"] = lambda: threadpool_limits(limits=1, user_api="blas")
-    except ImportError:
-        pass
     out: dict[str, Any] = {}
     for name, step in steps.items():
         with limits[name]():
@@ -564,6 +560,9 @@ def sql_steps(
         snapshot.eligible_versions(AS_OF, audit=False),
     )
     steps: dict[str, Callable[[Any, Any, LegQuery], Any]] = {
+        "fetch_rows": lambda conn, scope, q: legs.fetch_candidates(
+            conn, memory_scope, q.candidates, None
+        ),
         "fetch_candidates": lambda conn, scope, q: legs.fetch_candidates(
             conn, memory_scope, q.candidates, q.vectors
         ),
