@@ -359,7 +359,8 @@ def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]
             ("trip_titles", sql.TRIP_TITLES),
         ):
             started = time.perf_counter()
-            rows[name] = conn.execute(statement, params).fetchall()
+            cursor = conn.cursor(binary=True) if name == "vectors" else conn.cursor()
+            rows[name] = cursor.execute(statement, params).fetchall()
             phases[f"sql_{name}_ms"] = round((time.perf_counter() - started) * 1000, 2)
     db.close()
     started = time.perf_counter()
