@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 
 from kb_retrieval.analyzer import analyze
+from kb_retrieval.models import Category
 from kb_retrieval.query import build_query_plan
 from kb_retrieval.retrieval import candidates as legs
 from kb_retrieval.retrieval import sql
@@ -209,3 +210,20 @@ def test_a_tenant_above_the_memory_bound_is_searched_in_postgres(
         "alpine-treks", "Can I get a refund if I cancel 5 days before?", as_of=AS_OF
     ).pack
     assert pack["evidence"]
+
+
+def test_a_snapshot_without_vectors_searches_lexically_only():
+    from kb_retrieval.retrieval.snapshot import TenantSnapshot, VersionFacts
+
+    info = legs.VersionInfo("v1", "d1", "T", Category.FAQ, 0, None, None, None, False)
+    key = SnapshotKey("t-empty", "p", "c", "m")
+    snapshot = TenantSnapshot(
+        key, 1, {"v1": VersionFacts(info, ())}, [(7, "v1", 3, {"kayak": 2})], [], []
+    )
+    versions, mask = snapshot.scope(AS_OF, audit=False)
+    assert list(versions) == ["v1"] and mask.tolist() == [True]
+    assert snapshot.vector_leg(mask, [[1.0, 0.0]], 5) == []
+    assert [(v, pk) for v, pk, _ in snapshot.lexical_leg(mask, [["kayak"]], 5, 0.9, 0.4)] == [
+        (1, 7)
+    ]
+    assert snapshot.candidate_sims([7], [[1.0, 0.0]]) == {}

@@ -89,7 +89,7 @@ class TenantSnapshot:
         self.window_rows, self.window_starts = (
             np.unique(self.window_chunk, return_index=True) if windows else (np.array([]),) * 2
         )
-        ends = [*self.window_starts[1:], len(self.window_chunk)]
+        ends = [*self.window_starts[1:], len(self.window_chunk)] if windows else []
         self._windows_of = {
             int(self.chunk_pk[row]): (int(start), int(end))
             for row, start, end in zip(self.window_rows, self.window_starts, ends, strict=True)
