@@ -227,3 +227,22 @@ def test_a_snapshot_without_vectors_searches_lexically_only():
         (1, 7)
     ]
     assert snapshot.candidate_sims([7], [[1.0, 0.0]]) == {}
+
+
+def test_concurrent_retrievals_share_one_snapshot_and_agree(db, minilm, real_pipeline, demo_index):
+    from concurrent.futures import ThreadPoolExecutor
+
+    retriever = Retriever(
+        db, minilm, real_pipeline.versions, RetrievalConfig(cache_ttl_seconds=0), audit=False
+    )
+    cases = _cases(limit_per_tenant=4)
+
+    def ask(case: dict) -> str:
+        pack = retriever.retrieve(case["tenant_id"], case["email"], as_of=AS_OF).pack
+        return json.dumps(pack, sort_keys=True)
+
+    sequential = [ask(case) for case in cases]
+    SNAPSHOTS.clear()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        concurrent = list(pool.map(ask, cases * 2))
+    assert concurrent == sequential * 2

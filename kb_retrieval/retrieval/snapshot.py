@@ -66,6 +66,7 @@ class TenantSnapshot:
         self.key = key
         self.generation = generation
         self._scopes: dict[tuple[date, bool], tuple[dict[str, VersionInfo], np.ndarray]] = {}
+        self._scopes_lock = threading.Lock()
         self.versions = versions
         self.trip_titles = tuple(trip_titles)
         self.version_ids = sorted(versions)
@@ -113,9 +114,10 @@ class TenantSnapshot:
         if found is None:
             versions = self.eligible_versions(as_of, audit=audit)
             found = (versions, self.chunk_mask(versions))
-            if len(self._scopes) >= SCOPE_CACHE_SIZE:
-                self._scopes.pop(next(iter(self._scopes)), None)
-            self._scopes[key] = found
+            with self._scopes_lock:
+                if len(self._scopes) >= SCOPE_CACHE_SIZE:
+                    self._scopes.pop(next(iter(self._scopes)), None)
+                self._scopes[key] = found
         return found
 
     def eligible_versions(self, as_of: date, *, audit: bool) -> dict[str, VersionInfo]:
