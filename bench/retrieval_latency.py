@@ -1,0 +1,134 @@
+"""`Retriever.retrieve` latency series of the retrieval benchmark (TTL cache off)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bench.common import log, ratio, summary
+from bench.retrieval_measure import AS_OF, HUGE, snapshot_key, with_timeout
+from bench.retrieval_scale import HNSW_INDEX, MEASURED
+
+SERIES = (
+    ("default", {}, False),
+    ("audit on", {}, True),
+    ("database exact", {"in_memory_max_vectors": 0, "exact_scan_max_vectors": HUGE}, False),
+    ("database HNSW", {"in_memory_max_vectors": 0, "exact_scan_max_vectors": 0}, False),
+)
+BASELINE = "default"
+
+
+def hnsw_scans(url: str) -> int:
+    """idx_scan of the HNSW index (read after the measuring session closed, so stats are flushed)."""
+    import psycopg
+
+    time.sleep(0.6)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = %s", (HNSW_INDEX,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def latency_run(
+    url: str, kb: Any, queries: list[dict[str, Any]], overrides: dict[str, Any], audit: bool,
+    args: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """Queries in order through a fresh Retriever on a fresh connection (two warm-up calls).
+
+    The process-wide snapshot store keeps one slot per (database URL, tenant, pipeline) whatever
+    `in_memory_max_vectors` is, so it is cleared first: the warm-up calls then load this
+    series' snapshot (or record that the tenant is searched in PostgreSQL). `snapshot_loads`
+    counts loads during the timed calls (expected 0). Stops at the first statement timeout or
+    when the time budget is spent.
+    """
+    import psycopg
+
+    from kb_retrieval.db import Database
+    from kb_retrieval.retrieval.config import RetrievalConfig
+    from kb_retrieval.retrieval.retriever import Retriever
+    from kb_retrieval.retrieval.snapshot import SNAPSHOTS, read_generation
+
+    db = Database(with_timeout(url, args.timeout_s))
+    config = RetrievalConfig(cache_ttl_seconds=0, **overrides)
+    retriever = Retriever(db, kb.embedder, kb.versions, config, None, audit=audit)
+    SNAPSHOTS.clear()
+    scans_before = hnsw_scans(url)
+    samples: dict[str, list[float]] = {}
+    warmup: list[float] = []
+    real = searched = 0
+    loads_before = loads_after = SNAPSHOTS.loads
+    timed_out = False
+    started_run = time.perf_counter()
+    try:
+        for case in queries[:2]:
+            started = time.perf_counter()
+            retriever.retrieve(
+                MEASURED, case["email"], as_of=AS_OF, trip_context=case.get("trip_context")
+            )
+            warmup.append(round((time.perf_counter() - started) * 1000, 1))
+        loads_before = SNAPSHOTS.loads
+        for case in queries:
+            if time.perf_counter() - started_run > args.budget_s:
+                break
+            started = time.perf_counter()
+            result = retriever.retrieve(
+                MEASURED, case["email"], as_of=AS_OF, trip_context=case.get("trip_context")
+            )
+            timings = {**result.timings_ms, "wall": (time.perf_counter() - started) * 1000}
+            timings["other"] = timings["total"] - sum(
+                timings.get(k, 0.0) for k in ("plan", "embed", "database", "ranking")
+            )
+            timings["after_total"] = timings["wall"] - timings["total"]
+            for key, value in timings.items():
+                samples.setdefault(key, []).append(value)
+            searched += "embed" in result.timings_ms
+            real += any(e["doc_version_id"].startswith("docv_") for e in result.pack["evidence"])
+        loads_after = SNAPSHOTS.loads
+    except psycopg.errors.QueryCanceled:
+        timed_out = True
+    with db.tenant(MEASURED) as conn:
+        generation = read_generation(conn, MEASURED)
+        in_memory = SNAPSHOTS.get(
+            conn, db.url, snapshot_key(kb), generation, max_vectors=config.in_memory_max_vectors
+        )
+    db.close()
+    return {
+        "timings_ms": {k: summary(v) for k, v in samples.items()},
+        "samples_ms": {k: [round(x, 1) for x in samples.get(k, [])] for k in ("total", "wall")},
+        "warmup_ms": warmup,
+        "completed": len(samples.get("total", [])),
+        "timed_out": timed_out,
+        "searched": searched,
+        "packs_with_real_evidence": real,
+        "path": "memory" if in_memory is not None else "database",
+        "snapshot_loads": loads_after - loads_before,
+        "hnsw_index_scans": hnsw_scans(url) - scans_before,
+    }
+
+
+def latency_series(
+    url: str, kb: Any, queries: list[dict[str, Any]], sql_lexical_timed_out: bool, args: Any
+) -> dict[str, Any]:
+    """Every SERIES through `latency_run`, each total relative to BASELINE's.
+
+    The database series are skipped when the SQL lexical leg alone timed out.
+    """
+    runs: dict[str, Any] = {}
+    for name, overrides, audit in SERIES:
+        if overrides.get("in_memory_max_vectors") == 0 and sql_lexical_timed_out:
+            runs[name] = {"skipped": f"the SQL lexical leg alone exceeds {args.timeout_s} s"}
+            continue
+        runs[name] = latency_run(url, kb, queries, overrides, audit, args)
+    base = runs.get(BASELINE, {}).get("timings_ms", {}).get("total", {})
+    for name, run in runs.items():
+        if "skipped" in run:
+            continue
+        t = run["timings_ms"].get("total", {})
+        run["total_over_default"] = {
+            p: ratio(t.get(p, 0.0), base.get(p, 0.0)) for p in ("p50", "p95")
+        }
+        log(f"  {name}: {run['completed']} queries on {run['path']}, total p50 {t.get('p50')} "
+            f"p95 {t.get('p95')} ms, timed out {run['timed_out']}")  # fmt: skip
+    return runs
