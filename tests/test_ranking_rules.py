@@ -165,6 +165,13 @@ def test_exception_request_and_ambiguity():
     verdict = decide(exception, [cand("policy_0", Category.STRUCTURED_POLICY, 0.9)], CONFIG)
     assert "EXCEPTION_REQUEST" in {r.value for r in verdict.reason_codes}
     assert verdict.outcome.value == "NEEDS_REVIEW"
+    weak = decide(exception, [cand("policy_0", Category.STRUCTURED_POLICY, 0.4)], CONFIG)
+    assert weak.outcome.value == "NEEDS_REVIEW", "a person decides, not 'I don't know'"
+    assert [r.value for r in weak.reason_codes] == [
+        "NO_EVIDENCE",
+        "EXCEPTION_REQUEST",
+        "SENSITIVE_TOPIC",
+    ]
     vague_trip = plan("What time is check-in for the Patagonia trek?")
     two_trips = [
         cand("jun_0", Category.TRIP_ITINERARY, 0.85, doc="jun"),

@@ -125,10 +125,15 @@ def decide(
     }
     reasons: set[ReasonCode] = set()
     if not usable:
+        # An exception request needs a person's discretion whatever the evidence (000 section 6):
+        # "I don't know" would answer a question the guest did not ask.
         reasons.add(ReasonCode.NO_EVIDENCE)
+        if plan.exception_request:
+            reasons.add(ReasonCode.EXCEPTION_REQUEST)
         if sensitive:
             reasons.add(ReasonCode.SENSITIVE_TOPIC)
-        return Verdict(Outcome.UNKNOWN, _ordered(reasons), flags, conflicts, sensitive)
+        outcome = Outcome.NEEDS_REVIEW if plan.exception_request else Outcome.UNKNOWN
+        return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
     if flags["low_confidence"]:
         reasons.add(ReasonCode.LOW_CONFIDENCE)
     if flags["stale_only_evidence"]:
