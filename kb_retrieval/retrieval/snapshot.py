@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -259,27 +260,29 @@ def _normalized(matrix: np.ndarray) -> np.ndarray:
 
 
 def _postings(term_freqs: Sequence[dict[str, int]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """term -> (chunk rows ascending, term frequencies) from each chunk's `term_freqs`."""
-    vocabulary: dict[str, int] = {}
-    term_ids: list[int] = []
-    rows: list[int] = []
-    tfs: list[int] = []
-    for row, freqs in enumerate(term_freqs):
-        for term, tf in freqs.items():
-            term_ids.append(vocabulary.setdefault(term, len(vocabulary)))
-            rows.append(row)
-            tfs.append(int(tf))
-    if not term_ids:
+    """term -> (chunk rows ascending, term frequencies) from each chunk's `term_freqs`.
+
+    Built with C-level iteration (chain, map, fromiter): a Python loop over the 1.5 M (chunk,
+    term) pairs of a 10,000-chunk tenant took most of the snapshot's load time.
+    """
+    lengths = np.fromiter(map(len, term_freqs), dtype=np.int64, count=len(term_freqs))
+    total = int(lengths.sum())
+    if not total:
         return {}
-    ids = np.array(term_ids, dtype=np.int64)
+    terms = list(chain.from_iterable(term_freqs))
+    tfs = np.fromiter(
+        chain.from_iterable(freqs.values() for freqs in term_freqs), dtype=np.float64, count=total
+    )
+    vocabulary = sorted(set(terms))
+    index = {term: i for i, term in enumerate(vocabulary)}
+    ids = np.fromiter(map(index.__getitem__, terms), dtype=np.int64, count=total)
+    rows = np.repeat(np.arange(len(term_freqs), dtype=np.int64), lengths)
     order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    row_array = np.array(rows, dtype=np.int64)[order]
-    tf_array = np.array(tfs, dtype=np.float64)[order]
+    sorted_ids, row_array, tf_array = ids[order], rows[order], tfs[order]
     bounds = np.searchsorted(sorted_ids, np.arange(len(vocabulary) + 1))
     return {
         term: (row_array[bounds[i] : bounds[i + 1]], tf_array[bounds[i] : bounds[i + 1]])
-        for term, i in vocabulary.items()
+        for i, term in enumerate(vocabulary)
     }
 
 
