@@ -239,8 +239,11 @@ def _similarities(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """
     import torch
 
+    # (windows x dim) @ (queries x dim).T as a transposed view: 2.8 ms for 27k windows here,
+    # against 8 ms with a contiguous (dim x queries) right-hand side (another kernel).
     with torch.inference_mode():
-        product = torch.from_numpy(vectors) @ torch.from_numpy(np.ascontiguousarray(queries.T))
+        right = torch.from_numpy(np.ascontiguousarray(queries, dtype=np.float32))
+        product = torch.from_numpy(vectors) @ right.T
     return product.numpy()
 
 
