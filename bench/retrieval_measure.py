@@ -104,7 +104,7 @@ def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]
         params = {**key.params(), "versions": list(snapshot.version_ids)}
         for name, statement in (
             ("versions", sql.SNAPSHOT_VERSIONS),
-            ("vector_count", sql.SNAPSHOT_VECTOR_COUNT),
+            ("vector_count", sql.VECTOR_COUNT),
             ("chunks", sql.SNAPSHOT_CHUNKS),
             ("vectors", sql.SNAPSHOT_VECTORS),
             ("trip_titles", sql.TRIP_TITLES),

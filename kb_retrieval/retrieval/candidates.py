@@ -112,9 +112,9 @@ def load_versions(conn: Any, params: dict[str, Any], *, audit: bool) -> dict[str
 def _vector_statement(
     conn: Any, scope: Scope, vectors: np.ndarray, config: RetrievalConfig
 ) -> tuple[str, dict[str, Any]]:
-    """Exact scan while the tenant has at most `exact_scan_max_vectors` windows, else HNSW."""
+    """Exact scan while the eligible versions hold at most `exact_scan_max_vectors` windows, else HNSW."""
     params = {**scope.params(), "vectors": list(vectors), "k": config.k_vector}
-    size = conn.execute(sql.COUNT_TENANT_VECTORS, params).fetchone()[0]
+    size = conn.execute(sql.VECTOR_COUNT, params).fetchone()[0]
     if size <= config.exact_scan_max_vectors:
         return sql.VECTOR_EXACT, params
     conn.execute(sql.SET_HNSW, (str(config.hnsw_ef_search),))

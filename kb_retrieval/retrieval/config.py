@@ -88,7 +88,8 @@ class RetrievalConfig(BaseModel):
     )
     snapshot_cache_mb: int = Field(2048, description="memory bound of the snapshot cache")
     exact_scan_max_vectors: int = Field(
-        30_000, description="a tenant with at most this many window vectors is searched exactly"
+        30_000,
+        description="PostgreSQL path: exact scan up to this many eligible window vectors, else HNSW",
     )
     hnsw_ef_search: int = 200
     hnsw_window_overfetch: int = 4

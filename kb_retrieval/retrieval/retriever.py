@@ -49,9 +49,16 @@ VALUES (%(tenant_id)s, %(config_version)s, %(as_of)s, %(query_hash)s, %(email_te
 """
 
 
-SearchOutput = tuple[
-    list[int], dict[int, set[str]], int | None, dict[int, legs.Candidate], dict[str, float], float
-]
+@dataclass
+class SearchOutput:
+    """Merged candidates (in merge order) with their rows and the direct query's term statistics."""
+
+    order: list[int] = field(default_factory=list)
+    seen: dict[int, set[str]] = field(default_factory=dict)
+    top1: int | None = None
+    found: dict[int, legs.Candidate] = field(default_factory=dict)
+    idf: dict[str, float] = field(default_factory=dict)
+    avgdl: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -213,29 +220,29 @@ class Retriever:
         }
         request = SearchRequest(plan, base, vectors, variant_terms, audit_mode, all_windows)
         if snapshot is not None:
-            order, seen, top1, found, idf, avgdl = self._search_snapshot(snapshot, request)
+            out = self._search_snapshot(snapshot, request)
         else:
-            order, seen, top1, found, idf, avgdl = self._search_database(request)
+            out = self._search_database(request)
         timings["database"] = _ms(t0)
         t0 = time.perf_counter()
         dates = set(plan.dates)
         if trip_context and trip_context.get("trip_date"):
             dates |= set(analyze_dates(str(trip_context["trip_date"])))
         pool = []
-        for pk in order:
-            cand = found.get(pk)
+        for pk in out.order:
+            cand = out.found.get(pk)
             if cand is None:
                 continue
-            cand.seen_in_queries = seen.get(pk, set())
-            cand.lexical_top1 = pk == top1
+            cand.seen_in_queries = out.seen.get(pk, set())
+            cand.lexical_top1 = pk == out.top1
             cand.vector = vector_feature(cand.sims)
             cand.coverage, cand.bm25 = lexical_features(
-                cand, variant_terms[0], idf, avgdl, self.config
+                cand, variant_terms[0], out.idf, out.avgdl, self.config
             )
             cand.stale = is_stale(cand.version.last_reviewed_at, as_of, self.config)
             cand.trip_match = bool(dates) and _mentions_date(cand, dates)
             cand.passage = passage_coverage(
-                cand.text, variant_terms[0], idf, self.config.passage_window
+                cand.text, variant_terms[0], out.idf, self.config.passage_window
             )
             cand.confidence = confidence(
                 cand.vector, cand.coverage, cand.bm25, self.config.confidence, cand.passage
@@ -266,57 +273,53 @@ class Retriever:
 
     def _search_snapshot(self, snapshot: TenantSnapshot, request: SearchRequest) -> SearchOutput:
         """Both legs in memory, then one round trip for the candidates' rows."""
-        plan, base, vectors, variant_terms = (
-            request.plan,
-            request.base,
-            request.vectors,
-            request.variant_terms,
-        )
-        all_windows = request.all_windows
-        versions, mask = snapshot.scope(base["as_of"], audit=request.audit_mode)
+        tenant_id, cfg = request.base["tenant_id"], self.config
+        versions, mask = snapshot.scope(request.base["as_of"], audit=request.audit_mode)
         if not versions:
-            return [], {}, None, {}, {}, 1.0
-        cfg = self.config
-        vector_hits = snapshot.vector_leg(mask, vectors, cfg.k_vector, all_windows=all_windows)
-        lexical_hits = snapshot.lexical_leg(
-            mask, variant_terms, cfg.k_lexical, cfg.bm25_k1, cfg.bm25_b
+            return SearchOutput()
+        vector_hits = snapshot.vector_leg(
+            mask, request.vectors, cfg.k_vector, all_windows=request.all_windows
         )
-        order, seen, top1 = legs.merge_quota(plan, vector_hits, lexical_hits, cfg)
-        scope = self._scope(base["tenant_id"], versions, all_windows)
-        found: dict[int, legs.Candidate] = {}
-        if order:
-            with self.db.tenant(base["tenant_id"]) as conn:
-                found = legs.fetch_candidates(conn, scope, order, None)
-            sims = snapshot.candidate_sims(list(found), vectors, all_windows=all_windows)
-            for pk, cand in found.items():
-                cand.sims = sims.get(pk, [])
-        idf, avgdl = snapshot.term_idf(mask, variant_terms[0]) if found else ({}, 1.0)
-        return order, seen, top1, found, idf, avgdl
+        lexical_hits = snapshot.lexical_leg(
+            mask, request.variant_terms, cfg.k_lexical, cfg.bm25_k1, cfg.bm25_b
+        )
+        order, seen, top1 = legs.merge_quota(request.plan, vector_hits, lexical_hits, cfg)
+        if not order:
+            return SearchOutput(order, seen, top1)
+        scope = self._scope(tenant_id, versions, request.all_windows)
+        with self.db.tenant(tenant_id) as conn:
+            found = legs.fetch_candidates(conn, scope, order, None)
+        sims = snapshot.candidate_sims(
+            list(found), request.vectors, all_windows=request.all_windows
+        )
+        for pk, cand in found.items():
+            cand.sims = sims.get(pk, [])
+        idf, avgdl = snapshot.term_idf(mask, request.variant_terms[0]) if found else ({}, 1.0)
+        return SearchOutput(order, seen, top1, found, idf, avgdl)
 
     def _search_database(self, request: SearchRequest) -> SearchOutput:
         """Both legs in PostgreSQL (tenants above `in_memory_max_vectors`)."""
-        plan, base, vectors, variant_terms = (
-            request.plan,
-            request.base,
-            request.vectors,
-            request.variant_terms,
-        )
-        all_windows, audit_mode = request.all_windows, request.audit_mode
-        with self.db.tenant(base["tenant_id"]) as conn:
+        with self.db.tenant(request.base["tenant_id"]) as conn:
             # Eligible version ids travel as arrays; a generic prepared plan would scan them
             # linearly per row (bench/retrieval.py), so plan each statement for its values.
             conn.execute(sql.FORCE_CUSTOM_PLANS)
-            versions = legs.load_versions(conn, base, audit=audit_mode)
+            versions = legs.load_versions(conn, request.base, audit=request.audit_mode)
             if not versions:
-                return [], {}, None, {}, {}, 1.0
-            scope = self._scope(base["tenant_id"], versions, all_windows)
+                return SearchOutput()
+            scope = self._scope(request.base["tenant_id"], versions, request.all_windows)
             vector_hits, lexical_hits = legs.search_legs(
-                conn, scope, vectors, variant_terms, self.config
+                conn, scope, request.vectors, request.variant_terms, self.config
             )
-            order, seen, top1 = legs.merge_quota(plan, vector_hits, lexical_hits, self.config)
-            found = legs.fetch_candidates(conn, scope, order, vectors) if order else {}
-            idf, avgdl = legs.term_idf(conn, scope, variant_terms[0]) if found else ({}, 1.0)
-        return order, seen, top1, found, idf, avgdl
+            order, seen, top1 = legs.merge_quota(
+                request.plan, vector_hits, lexical_hits, self.config
+            )
+            if not order:
+                return SearchOutput(order, seen, top1)
+            found = legs.fetch_candidates(conn, scope, order, request.vectors)
+            idf, avgdl = (
+                legs.term_idf(conn, scope, request.variant_terms[0]) if found else ({}, 1.0)
+            )
+        return SearchOutput(order, seen, top1, found, idf, avgdl)
 
     def _finish(
         self,

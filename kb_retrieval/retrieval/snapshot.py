@@ -306,7 +306,7 @@ def load_snapshot(
     params = key.params()
     facts = _version_facts(conn.execute(sql.SNAPSHOT_VERSIONS, params).fetchall())
     params["versions"] = sorted(facts)
-    count = conn.execute(sql.SNAPSHOT_VECTOR_COUNT, params).fetchone()[0]
+    count = conn.execute(sql.VECTOR_COUNT, params).fetchone()[0]
     if count > max_vectors:
         return None
     chunk_rows = conn.execute(sql.SNAPSHOT_CHUNKS, params).fetchall()

@@ -24,10 +24,11 @@ WHERE v.tenant_id = %(tenant_id)s AND b.state = 'indexed'
 ORDER BY v.doc_version_id
 """
 
-COUNT_TENANT_VECTORS = """
-SELECT count(*) FROM chunk_vectors
-WHERE tenant_id = %(tenant_id)s AND embedding_model_id = %(embedding_model_id)s
-"""
+# Window vectors of the eligible versions: decides in-memory vs PostgreSQL (snapshot.py) and,
+# in PostgreSQL, exact scan vs HNSW (candidates.py).
+_VECTOR_SCOPE = """v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
+  AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)"""
+VECTOR_COUNT = f"SELECT count(*) FROM chunk_vectors v WHERE {_VECTOR_SCOPE}"
 
 # Exact nearest chunks per query variant (best window per chunk): recall 1.0, used while the
 # tenant's vector count is below `exact_scan_max_vectors`.
@@ -164,12 +165,9 @@ WHERE {CHUNK_SCOPE}
 ORDER BY c.id
 """
 
-_SNAPSHOT_VECTOR_SCOPE = """v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
-  AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)"""
-SNAPSHOT_VECTOR_COUNT = f"SELECT count(*) FROM chunk_vectors v WHERE {_SNAPSHOT_VECTOR_SCOPE}"
 SNAPSHOT_VECTORS = f"""
 SELECT v.chunk_pk, v.window_index, v.embedding FROM chunk_vectors v
-WHERE {_SNAPSHOT_VECTOR_SCOPE}
+WHERE {_VECTOR_SCOPE}
 ORDER BY v.chunk_pk, v.window_index
 """
 
