@@ -37,6 +37,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import product
 
 from kb_retrieval.analyzer import analyze, prepare
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
@@ -287,26 +288,24 @@ def _benefit_clauses(text: str) -> tuple[tuple[_Clause, ...], tuple[_Clause, ...
 
 def _benefit_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
     """A policy-tier denial and a lower-tier promise of a benefit under the same condition."""
-    clauses = [_benefit_clauses(chunk.text) for chunk in ordered]
-    found: list[Conflict] = []
-    for i, policy in enumerate(ordered):
-        if policy.category not in HIGH_PRECEDENCE:
+    clauses = {chunk.chunk_id: _benefit_clauses(chunk.text) for chunk in ordered}
+    policies = [c for c in ordered if c.category in HIGH_PRECEDENCE]
+    others = [c for c in ordered if c.category not in HIGH_PRECEDENCE]
+    found: dict[tuple[tuple[str, ...], tuple[str, ...]], Conflict] = {}
+    for policy, other in product(policies, others):
+        if other.doc_id == policy.doc_id:
             continue
-        for j, other in enumerate(ordered):
-            if other.category in HIGH_PRECEDENCE or other.doc_id == policy.doc_id:
+        for denial, promise in product(clauses[policy.chunk_id][0], clauses[other.chunk_id][1]):
+            if denial.negated != promise.negated or not denial.terms & promise.terms:
                 continue
-            for denial in clauses[i][0]:
-                for promise in clauses[j][1]:
-                    if denial.negated == promise.negated and denial.terms & promise.terms:
-                        detail = (
-                            f"{other.chunk_id} ({other.category.value}) promises "
-                            f"{promise.benefit}; {policy.chunk_id} ({policy.category.value}): "
-                            f"{denial.benefit} under the same condition"
-                        )
-                        values = (promise.benefit, denial.benefit)
-                        ids = (policy.chunk_id, other.chunk_id)
-                        found.append(Conflict(BENEFIT_DENIAL, values, ids, detail))
-    return list({(c.chunk_ids, c.values): c for c in found}.values())
+            detail = (
+                f"{other.chunk_id} ({other.category.value}) promises {promise.benefit}; "
+                f"{policy.chunk_id} ({policy.category.value}): {denial.benefit} under the "
+                "same condition"
+            )
+            ids, values = (policy.chunk_id, other.chunk_id), (promise.benefit, denial.benefit)
+            found.setdefault((ids, values), Conflict(BENEFIT_DENIAL, values, ids, detail))
+    return list(found.values())
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:

@@ -191,3 +191,10 @@ def test_each_retrieval_writes_an_audit_row_without_the_email(db, retriever):
         "ASK_CLARIFYING_QUESTION",
     }
     assert row[2] > 0 and "total" in row[3]
+
+
+def test_a_tenant_that_was_never_registered_is_an_error_not_an_empty_pack(retriever):
+    from kb_retrieval.db.connection import UnknownTenantError
+
+    with pytest.raises(UnknownTenantError, match="kb ingest"):
+        ask(retriever, "Can we cancel 5 days before?", tenant="never-registered")

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kb_pipeline.cli.common import parse_date, unregistered
+from kb_pipeline.cli.common import parse_date
 from kb_retrieval.retrieval.pack import dumps_pack, validate_pack
 
 
@@ -39,9 +39,6 @@ def ask(
     trip = parse_date(trip_date, "--trip-date")
     sens = [s.strip() for s in sensitivity.split(",") if s.strip()] if sensitivity else None
     kb = open_knowledge_base()
-    if tenant not in kb.db.tenants():
-        typer.echo(f"error: --tenant: {unregistered([tenant])}", err=True)
-        raise typer.Exit(2)
     try:
         result = kb.retriever.retrieve(
             tenant,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import date
 
 import typer
@@ -17,13 +16,3 @@ def parse_date(value: str | None, option: str) -> date | None:
     except ValueError as error:
         typer.echo(f"error: {option} {value!r} is not an ISO date (YYYY-MM-DD)", err=True)
         raise typer.Exit(2) from error
-
-
-def unregistered(tenants: Sequence[str]) -> str:
-    """The error for tenants this knowledge base has never ingested."""
-    names = ", ".join(repr(t) for t in tenants)
-    return (
-        f"tenant {names} has no documents in this knowledge base "
-        "(KB_DATABASE_URL, or the embedded server under KB_HOME); ingest its folder first: "
-        "kb ingest data/tenants/<tenant>"
-    )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from kb_pipeline.cli.common import parse_date, unregistered
+from kb_pipeline.cli.common import parse_date
 
 
 def evaluate(
@@ -23,6 +23,7 @@ def evaluate(
     from kb_eval.metrics import aggregate
     from kb_eval.report import format_report
     from kb_eval.runner import evaluate_cases, store_run
+    from kb_retrieval.db.connection import UnknownTenantError
     from kb_retrieval.service import open_knowledge_base
 
     if not golden.is_file():
@@ -35,11 +36,11 @@ def evaluate(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from error
     kb = open_knowledge_base()
-    missing = sorted({case.tenant_id for case in cases} - set(kb.db.tenants()))
-    if missing:
-        typer.echo(f"error: {golden}: {unregistered(missing)}", err=True)
-        raise typer.Exit(2)
-    run = evaluate_cases(kb.retriever, cases, day)
+    try:
+        run = evaluate_cases(kb.retriever, cases, day)
+    except UnknownTenantError as error:
+        typer.echo(f"error: {golden}: {error}", err=True)
+        raise typer.Exit(2) from error
     store_run(
         kb.db, run, golden_path=golden, as_of=day, config_version=kb.retriever.config.config_version
     )

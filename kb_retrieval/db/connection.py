@@ -21,6 +21,18 @@ ENSURE_TENANT = "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTH
 LIST_TENANTS = "SELECT tenant_id FROM tenants ORDER BY tenant_id"
 
 
+class UnknownTenantError(ValueError):
+    """A tenant this knowledge base has never registered (nothing was ingested for it)."""
+
+    def __init__(self, tenant_id: str) -> None:
+        super().__init__(
+            f"tenant {tenant_id!r} has no documents in this knowledge base (KB_DATABASE_URL, or "
+            "the embedded server under KB_HOME); ingest its folder first: "
+            "kb ingest data/tenants/<tenant>"
+        )
+        self.tenant_id = tenant_id
+
+
 def validate_tenant_id(tenant_id: str) -> str:
     if not isinstance(tenant_id, str) or not TENANT_ID_PATTERN.match(tenant_id):
         raise ValueError(f"invalid tenant_id {tenant_id!r}: must match {TENANT_ID_PATTERN.pattern}")

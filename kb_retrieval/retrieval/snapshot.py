@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from kb_retrieval.db.connection import UnknownTenantError
 from kb_retrieval.models import Category
 from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.candidates import PipelineKey, VersionInfo
@@ -290,9 +291,12 @@ def _postings(term_freqs: Sequence[dict[str, int]]) -> dict[str, tuple[np.ndarra
 
 
 def read_generation(conn: Any, tenant_id: str) -> int:
-    """The tenant's index generation (0 before anything was registered)."""
-    row = conn.execute(sql.INDEX_GENERATION, {"tenant_id": tenant_id}).fetchone()
-    return int(row[0]) if row else 0
+    """The tenant's index generation (0 before its first document); UnknownTenantError for a
+    tenant that was never registered."""
+    registered, generation = conn.execute(sql.INDEX_GENERATION, {"tenant_id": tenant_id}).fetchone()
+    if not registered:
+        raise UnknownTenantError(tenant_id)
+    return int(generation or 0)
 
 
 def load_snapshot(

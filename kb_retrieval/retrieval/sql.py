@@ -144,7 +144,11 @@ ORDER BY c.id
 """
 
 # In-memory snapshots (snapshot.py). The generation is kept by the triggers of migration 0005.
-INDEX_GENERATION = "SELECT generation FROM index_generations WHERE tenant_id = %(tenant_id)s"
+# Whether the tenant is registered, and its generation (NULL before its first document).
+INDEX_GENERATION = """
+SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = %(tenant_id)s),
+       (SELECT generation FROM index_generations WHERE tenant_id = %(tenant_id)s)
+"""
 
 # Every version indexed for the pipeline, whatever its dates: eligibility as of a date is
 # decided in memory from these rows, exactly as ELIGIBLE_VERSIONS decides it in SQL.
