@@ -34,7 +34,7 @@ def plans_for(db: Any, queries: list[dict[str, Any]]) -> list[Any]:
     """The query plans Retriever.retrieve builds (same known entities from itinerary titles)."""
     from kb_retrieval.query import build_query_plan
     from kb_retrieval.retrieval.config import RetrievalConfig
-    from kb_retrieval.retrieval.retriever import trip_entities
+    from kb_retrieval.trips import trip_entities
 
     with db.tenant(MEASURED) as conn:
         titles = [

@@ -396,3 +396,13 @@ def test_plans_from_domain_words_are_stable(words: list[str]) -> None:
     assert plan == build_query_plan(email)
     if plan.exception_request:
         assert "exceptions" in plan.sensitivity and plan.policy_like
+
+
+def test_same_trip_groups_departures_by_trip_name():
+    from kb_retrieval.trips import same_trip, trip_entities
+
+    june = "Patagonia Trek 7-Day Itinerary - 14 June 2026"
+    assert "Patagonia Trek" in trip_entities([june])
+    assert same_trip(june, "Patagonia Trek 7-Day Itinerary - Departure 8 November 2026")
+    assert not same_trip(june, "Everest Base Camp Trek 2026")
+    assert not same_trip(june, "Johnstone Strait Orca Expedition")

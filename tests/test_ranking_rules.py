@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 from hypothesis import given, settings
@@ -182,6 +183,35 @@ def test_exception_request_and_ambiguity():
     assert [r.value for r in verdict.reason_codes] == ["AMBIGUOUS_CONTEXT"]
     dated = plan("What time is check-in for the June 14 Patagonia trek?")
     assert decide(dated, two_trips, CONFIG).outcome.value == "OK_TO_DRAFT"
+
+
+def itinerary(chunk: str, title: str, conf: float) -> Candidate:
+    c = cand(chunk, Category.TRIP_ITINERARY, conf, doc=chunk.rsplit("_", 1)[0])
+    c.version = replace(c.version, title=title)
+    return c
+
+
+def test_one_departures_itinerary_does_not_answer_for_an_unpinned_departure():
+    vague = plan("Are the refugios in Torres del Paine heated at night?")
+    june = itinerary("jun_1", "Patagonia Trek 7-Day Itinerary - 14 June 2026", 0.8)
+    november = itinerary("nov_0", "Patagonia Trek 7-Day Itinerary - 8 November 2026", 0.4)
+    everest = itinerary("ebc_0", "Everest Base Camp Trek - 2026", 0.4)
+    faq = cand("faq_0", Category.FAQ, 0.5)
+    verdict = decide(vague, [june, faq, november], CONFIG)
+    assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
+    assert [r.value for r in verdict.reason_codes] == ["AMBIGUOUS_CONTEXT"]
+    assert decide(vague, [june, faq, everest], CONFIG).outcome.value == "OK_TO_DRAFT", (
+        "another trip's itinerary is not another departure"
+    )
+    assert decide(vague, [june, faq], CONFIG).outcome.value == "OK_TO_DRAFT"
+    general = cand("faq_1", Category.FAQ, 0.8)
+    assert decide(vague, [general, november, june], CONFIG).outcome.value == "OK_TO_DRAFT", (
+        "a general answer ranked first is not departure-specific"
+    )
+    dated = plan("Are the refugios heated at night on the 14 June departure?")
+    assert decide(dated, [june, faq, november], CONFIG).outcome.value == "OK_TO_DRAFT"
+    pinned = decide(vague, [june, faq, november], CONFIG, has_trip_context=True)
+    assert pinned.outcome.value == "OK_TO_DRAFT"
 
 
 def test_gate_rejects_chit_chat_before_any_evidence():

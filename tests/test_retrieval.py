@@ -7,6 +7,7 @@ from datetime import date
 import pytest
 
 from kb_eval.golden import load_golden
+from kb_eval.runner import EvalRun, evaluate_cases
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pack import dumps_pack, validate_pack
@@ -19,23 +20,26 @@ FUTURE = "docv_prices_2027_v1"
 
 
 @pytest.fixture(scope="module")
-def golden_packs(retriever):
-    """Every golden email retrieved once (the property tests look at all of them)."""
-    packs = {}
-    for case in load_golden(GOLDEN):
-        email = (
-            case.email if isinstance(case.email, str) else case.email.model_dump(exclude_none=True)
-        )
-        trip = case.trip_context.model_dump(exclude_none=True) if case.trip_context else None
-        result = retriever.retrieve(
-            case.tenant_id,
-            email,
-            as_of=AS_OF,
-            trip_context=trip,
-            sensitivity=list(case.sensitivity) or None,
-        )
-        packs[case.case_id] = (case, result.pack)
-    return packs
+def golden_run(retriever) -> EvalRun:
+    """Every golden email retrieved once, through the same call `kb eval` makes."""
+    return evaluate_cases(retriever, load_golden(GOLDEN), AS_OF)
+
+
+@pytest.fixture(scope="module")
+def golden_packs(golden_run):
+    cases = {case.case_id: case for case in load_golden(GOLDEN)}
+    return {case_id: (cases[case_id], pack) for case_id, pack in golden_run.packs.items()}
+
+
+def test_golden_targets_of_the_issue_hold_on_the_demo_tenants(golden_run):
+    metrics = golden_run.metrics
+    assert metrics["recall_at_10"] >= 0.85
+    assert metrics["unsafe_pass_rate"] == 0.0, [
+        d["case_id"] for d in golden_run.details if d["unsafe_pass"]
+    ]
+    assert metrics["must_not_cite_violations"] == 0
+    # A regression floor under the documented 0.631 (docs/retrieval.md section 3).
+    assert metrics["outcome_accuracy"] >= 0.6
 
 
 def ask(retriever: Retriever, text: str, tenant: str = "alpine-treks", **kwargs):

@@ -36,9 +36,8 @@ from kb_retrieval.retrieval.scoring import (
 from kb_retrieval.retrieval.selection import select_pack
 from kb_retrieval.retrieval.snapshot import SNAPSHOTS, SnapshotKey, TenantSnapshot, read_generation
 from kb_retrieval.retrieval.verdict import decide
+from kb_retrieval.trips import known_trip_entities
 
-GENERIC_WORDS = {"departure", "itinerary", "trip", "tour", "day", "days", "the", "and"}
-MONTHS = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
 INSERT_AUDIT = """
 INSERT INTO retrieval_audit (tenant_id, config_version, as_of, query_hash, email_text, outcome,
     reason_codes, flags, vector_max, keyword_max, confidence_top, candidate_count, pack_size,
@@ -393,30 +392,6 @@ def _mentions_date(candidate: legs.Candidate, dates: set[str]) -> bool:
 def _date_haystack(title: str, text: str) -> str:
     """Title and text with canonical dates (cached: date parsing was most of the ranking time)."""
     return canonicalize_dates(f"{title}\n{text}".casefold())
-
-
-@lru_cache(maxsize=64)
-def known_trip_entities(titles: tuple[str, ...]) -> tuple[str, ...]:
-    """`trip_entities` of a tenant's itinerary titles, cached (thousands of titles at scale)."""
-    return tuple(trip_entities(titles))
-
-
-def trip_entities(titles: Sequence[str]) -> list[str]:
-    """Short trip/product names from itinerary titles ("Patagonia Trek — June 14" -> "Patagonia Trek")."""
-    names: set[str] = set()
-    for title in titles:
-        for segment in re.split(r"\s[-–—:|(]\s?|[()]", title):
-            words = [w.strip(":,") for w in segment.split() if not any(ch.isdigit() for ch in w)]
-            words = [
-                w
-                for w in words
-                if w.casefold()[:3] not in MONTHS and w.casefold() not in GENERIC_WORDS
-            ]
-            if words and len(" ".join(words)) >= 4:
-                names.add(" ".join(words))
-            if words and len(words[0]) >= 5 and words[0][0].isupper():
-                names.add(words[0])
-    return sorted(names)
 
 
 def _ms(start: float) -> float:

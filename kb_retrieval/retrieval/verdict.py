@@ -10,6 +10,7 @@ from kb_retrieval.models import HIGH_PRECEDENCE, Category, Outcome, ReasonCode
 from kb_retrieval.query import QueryPlan
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.trips import same_trip
 
 REASON_ORDER = list(ReasonCode)
 CONFLICT_WINDOW = 6
@@ -64,9 +65,19 @@ def grounding_chunks(plan: QueryPlan, usable: Sequence[Candidate]) -> list[Candi
 
 
 def is_ambiguous(
-    plan: QueryPlan, usable: Sequence[Candidate], config: RetrievalConfig, has_trip_context: bool
+    plan: QueryPlan,
+    pack: Sequence[Candidate],
+    usable: Sequence[Candidate],
+    config: RetrievalConfig,
+    has_trip_context: bool,
 ) -> bool:
-    """Several trips' itineraries answer about equally well and the email names no date or trip."""
+    """The answer depends on a departure the email does not pin down (no date, no trip context).
+
+    Either several trips' itineraries answer about equally well, or the best usable evidence is
+    one departure's itinerary while another departure of the same trip is in the pack: what one
+    departure's itinerary says (a hotel, a time, heated cabins in winter) need not hold for the
+    guest's departure.
+    """
     if plan.dates or has_trip_context:
         return False
     itineraries = [c for c in usable if c.version.category is Category.TRIP_ITINERARY]
@@ -76,7 +87,19 @@ def is_ambiguous(
     close_docs = {
         c.version.doc_id for c in itineraries if c.rank_score >= top - config.ambiguity_margin
     }
-    return len(close_docs) >= 2
+    return len(close_docs) >= 2 or _departure_specific(pack, usable[0])
+
+
+def _departure_specific(pack: Sequence[Candidate], best: Candidate) -> bool:
+    """The best usable chunk is an itinerary and another departure of its trip is in the pack."""
+    if best.version.category is not Category.TRIP_ITINERARY:
+        return False
+    return any(
+        c.version.category is Category.TRIP_ITINERARY
+        and c.version.doc_id != best.version.doc_id
+        and same_trip(best.version.title, c.version.title)
+        for c in pack
+    )
 
 
 def decide(
@@ -147,7 +170,7 @@ def decide(
             reasons.add(ReasonCode.MARKETING_ONLY_EVIDENCE)
         if not any(c.version.category in required_categories(plan) for c in usable):
             reasons.add(ReasonCode.MISSING_REQUIRED_PRECEDENCE)
-    if is_ambiguous(plan, usable, config, has_trip_context):
+    if is_ambiguous(plan, pack, usable, config, has_trip_context):
         reasons.add(ReasonCode.AMBIGUOUS_CONTEXT)
     if sensitive and reasons:
         reasons.add(ReasonCode.SENSITIVE_TOPIC)
