@@ -56,7 +56,8 @@ INTENT_PATTERNS: dict[str, str] = {
     "packing": r"\bpack(?:ing)?\b|\bgear\b|\bequipment\b|\bcloth(?:es|ing)\b|\bboots\b"
     r"|\bwhat (?:to|should i|should we) (?:bring|wear)\b|\bsleeping bags?\b|\brent(?:al)?\b",
     "payment": r"\bpay(?:s|ing|ment|ments|able)?\b|\bpaid\b|\binstal?lments?\b|\binvoices?\b"
-    r"|\bbalance\b|\bcredit card\b|\bcharg(?:e|ed|es)\b|\bbank transfer\b",
+    r"|\bbalance\b|\bcredit card\b|\bcharg(?:e|ed|es)\b|\bbank transfer\b"
+    r"|\bgift (?:cards?|certificates?|vouchers?)\b",
     "pickup": r"\bpick[- ]?ups?\b|\bpick (?:me|us) up\b|\bdrop[- ]?offs?\b|(?<!bank )\btransfers?\b"
     r"|\bshuttles?\b|\bairport\b|\bmeet(?:ing)? (?:point|place|location)\b",
     "price": r"\bprices?\b|\bpricing\b|\bcosts?\b|\bhow much\b|\bfees?\b|\bdiscounts?\b"

@@ -406,3 +406,8 @@ def test_same_trip_groups_departures_by_trip_name():
     assert same_trip(june, "Patagonia Trek 7-Day Itinerary - Departure 8 November 2026")
     assert not same_trip(june, "Everest Base Camp Trek 2026")
     assert not same_trip(june, "Johnstone Strait Orca Expedition")
+
+
+def test_gift_cards_are_a_payment_policy_question():
+    plan = build_query_plan("Do your gift cards expire? I got one for Christmas.")
+    assert "payment" in plan.intents and plan.policy_like

@@ -273,3 +273,17 @@ def test_medical_claim_rests_on_the_medical_policy_when_it_is_in_the_evidence():
     refund = plan("Can I get a refund if I cancel 10 days before departure?")
     verdict = decide(refund, [terms, stale_policy], CONFIG)
     assert not verdict.flags["stale_only_evidence"]
+
+
+def test_departure_logistics_of_no_named_trip_ask_which_trip():
+    meeting = plan("What time do we need to be at the meeting point on the first morning?")
+    terms = cand("terms_0", Category.TERMS_POLICY, 0.8)
+    johnstone = itinerary("js_0", "Johnstone Strait Orca Expedition - 5 Days", 0.5)
+    broken = itinerary("bg_0", "Broken Group Islands Explorer - 4 Days", 0.2)
+    verdict = decide(meeting, [terms, johnstone, broken], CONFIG)
+    assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
+    assert decide(meeting, [terms, johnstone], CONFIG).outcome.value == "OK_TO_DRAFT"
+    gear = plan("Do I need to bring my own paddle jacket?")
+    assert decide(gear, [terms, johnstone, broken], CONFIG).outcome.value == "OK_TO_DRAFT", (
+        "only departure logistics depend on the trip"
+    )

@@ -33,14 +33,16 @@ class ConfidenceModel(BaseModel):
 #   python -m kb_eval.fit_confidence data/golden/golden.jsonl --as-of 2026-11-15
 # RELEVANCE (session 2, with the passage-coverage signal): every candidate, soft labels
 #   (1 quote, 0.3 same answering version, 0 otherwise); orders candidates, carries the 002 floors.
-# CONFIDENCE (session 1, `--top-k 0`): every candidate, label 1 for a chunk of an answering
-#   document version; the quantity the 0.72 / 0.65 thresholds of 001 are compared with. Chosen
+# CONFIDENCE (session 3, `--top-k 1 --label doc`): the best-ranked candidate of each tune case,
+#   label 1 for a chunk of an answering document version: the probability that the pack's top
+#   chunk answers, the quantity the 0.72 / 0.65 thresholds of 001 are compared with. Chosen
 #   among the variants of docs/retrieval.md section 3: best tune outcome accuracy with no tune
-#   unsafe pass and the three worked examples of 000 section 8 reproduced.
+#   unsafe pass and the three worked examples of 000 section 8 reproduced. The fit gives the
+#   cosine weight 0: among top-ranked chunks the cosine barely separates answers from non-answers.
 RELEVANCE_MODEL = ConfidenceModel(
     bias=-5.3799, w_vector=3.4113, w_coverage=0.5968, w_bm25=4.7413, w_passage=1.6992
 )
-CONFIDENCE_MODEL = ConfidenceModel(bias=-4.2801, w_vector=1.2302, w_coverage=2.8258, w_bm25=5.6107)
+CONFIDENCE_MODEL = ConfidenceModel(bias=-4.4952, w_vector=0.0, w_coverage=3.5511, w_bm25=7.2621)
 
 
 class RetrievalConfig(BaseModel):

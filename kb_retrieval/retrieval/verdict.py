@@ -14,6 +14,8 @@ from kb_retrieval.trips import same_trip
 
 REASON_ORDER = list(ReasonCode)
 CONFLICT_WINDOW = 6
+# Intents whose answer is a departure's own logistics (where and when to meet, check-in).
+LOGISTICS_INTENTS = frozenset({"check_in", "pickup"})
 # Medical and safety questions may be answered authoritatively by the safety/medical policy.
 CLAIM_CLASS_AUTHORITIES = {
     "medical": HIGH_PRECEDENCE | {Category.SAFETY_MEDICAL},
@@ -73,21 +75,23 @@ def is_ambiguous(
 ) -> bool:
     """The answer depends on a departure the email does not pin down (no date, no trip context).
 
-    Either several trips' itineraries answer about equally well, or the best usable evidence is
-    one departure's itinerary while another departure of the same trip is in the pack: what one
-    departure's itinerary says (a hotel, a time, heated cabins in winter) need not hold for the
-    guest's departure.
+    Either several trips' itineraries answer about equally well; or the best usable evidence is
+    one departure's itinerary while another departure of the same trip is in the pack (what one
+    departure's itinerary says, a hotel, a time, heated cabins in winter, need not hold for the
+    guest's departure); or the email asks for departure logistics (meeting point, start time) of
+    no named trip while the pack holds the itineraries of several.
     """
-    if plan.dates or has_trip_context:
+    if plan.dates or has_trip_context or not usable:
         return False
     itineraries = [c for c in usable if c.version.category is Category.TRIP_ITINERARY]
-    if not itineraries:
-        return False
-    top = max(c.rank_score for c in itineraries)
-    close_docs = {
-        c.version.doc_id for c in itineraries if c.rank_score >= top - config.ambiguity_margin
-    }
-    return len(close_docs) >= 2 or _departure_specific(pack, usable[0])
+    if itineraries:
+        top = max(c.rank_score for c in itineraries)
+        close_docs = {
+            c.version.doc_id for c in itineraries if c.rank_score >= top - config.ambiguity_margin
+        }
+        if len(close_docs) >= 2 or _departure_specific(pack, usable[0]):
+            return True
+    return _unnamed_trip_logistics(plan, pack)
 
 
 def _departure_specific(pack: Sequence[Candidate], best: Candidate) -> bool:
@@ -100,6 +104,14 @@ def _departure_specific(pack: Sequence[Candidate], best: Candidate) -> bool:
         and same_trip(best.version.title, c.version.title)
         for c in pack
     )
+
+
+def _unnamed_trip_logistics(plan: QueryPlan, pack: Sequence[Candidate]) -> bool:
+    """Meeting point or start time asked of no named trip, with several itineraries in the pack."""
+    if plan.entities or not LOGISTICS_INTENTS.intersection(plan.intents):
+        return False
+    docs = {c.version.doc_id for c in pack if c.version.category is Category.TRIP_ITINERARY}
+    return len(docs) >= 2
 
 
 def decide(
