@@ -3,7 +3,10 @@
 Labels: "supported" (the evidence states every part of the claim, with the same numbers),
 "contradicted" (the best-aligned evidence says the opposite, or gives another value for one of
 the claim's quantities) and "unrelated" (the evidence does not address the claim or leaves a part
-of it unstated). How it decides, per clause of the claim (", and ...", "; ...", ", but ..."):
+of it unstated). A claim that is a whole sentence of its evidence (after normalisation) is
+supported before any rule runs: another sentence's antonym or negation cannot unsay it, and an
+extractive drafter's sentences were misjudged that way. Otherwise, per clause of the claim
+(", and ...", "; ...", ", but ..."):
 
 1. Quantities (durations, money, percentages, times of day, ages and counts, weights, lengths,
    speeds, dates) are extracted and normalised: "7 days" = "seven days" = "one week",
@@ -456,6 +459,10 @@ def judge_claim(claim: str, evidence_texts: Sequence[str]) -> Verdict:
     units = evidence_units(evidence_texts)
     if not units:
         return Verdict("unrelated", "no evidence")
+    if _plain_sentence(claim) in {
+        _plain_sentence(sentence) for text in evidence_texts for sentence in split_sentences(text)
+    }:
+        return Verdict("supported", "a whole sentence of the evidence")
     normalised = normalise_text(claim).strip().rstrip(".!")
     clauses = [c for c in _CLAIM_CLAUSE.split(normalised) if c and c.strip()]
     verdicts = [_judge_clause(_unit(clause), units) for clause in clauses]
@@ -464,6 +471,11 @@ def judge_claim(claim: str, evidence_texts: Sequence[str]) -> Verdict:
             if verdict.label == label:
                 return verdict
     return verdicts[0] if len(verdicts) == 1 else Verdict("supported", "every clause stated")
+
+
+def _plain_sentence(text: str) -> str:
+    """A sentence for exact comparison: normalised, single-spaced, without its full stop."""
+    return " ".join(normalise_text(text).split()).rstrip(".!")
 
 
 def load_claim_pairs(path: str | Path) -> list[dict[str, object]]:

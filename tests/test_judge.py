@@ -168,3 +168,25 @@ def test_judge_is_deterministic() -> None:
     first = [judge_claim(str(p["claim"]), list(p["evidence"])) for p in pairs]  # type: ignore[arg-type]
     second = [judge_claim(str(p["claim"]), list(p["evidence"])) for p in pairs]  # type: ignore[arg-type]
     assert first == second
+
+
+def test_a_whole_sentence_of_the_evidence_is_supported_beside_an_antonym():
+    evidence = [
+        "Rooms are shared by two guests of the same sex. Single travellers may request a private "
+        "room where available by paying the single supplement shown on the price list."
+    ]
+    claim = (
+        "Single travellers may request a private room where available by paying the single "
+        "supplement shown on the price list."
+    )
+    assert judge_claim(claim, evidence).label == "supported"
+
+
+def test_a_sentence_cut_before_its_exception_is_not_a_whole_sentence():
+    evidence = [
+        "If you cancel 14 or more days before the start, we refund all money paid except the fee."
+    ]
+    verdict = judge_claim(
+        "If you cancel 14 or more days before the start, we refund all money paid.", evidence
+    )
+    assert verdict.reason != "a whole sentence of the evidence"
