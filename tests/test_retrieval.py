@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from kb_eval.draft_eval import grade_golden_drafts
 from kb_eval.golden import load_golden
 from kb_eval.runner import EvalRun, evaluate_cases
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
@@ -40,6 +41,15 @@ def test_golden_targets_of_the_issue_hold_on_the_demo_tenants(golden_run):
     assert metrics["must_not_cite_violations"] == 0
     # A regression floor under the documented 0.709 (docs/retrieval.md section 3).
     assert metrics["outcome_accuracy"] >= 0.68
+
+
+def test_default_drafts_of_the_golden_packs_pass_the_release_gates(golden_run):
+    graded = grade_golden_drafts(load_golden(GOLDEN), golden_run.packs)
+    assert graded["policy_citation_coverage"] >= 0.95
+    assert graded["unsupported_claim_rate"] <= 0.05
+    assert graded["invented_policy_incidents"] == 0, [
+        d for d in graded["details"] if d.get("invented")
+    ]
 
 
 def ask(retriever: Retriever, text: str, tenant: str = "alpine-treks", **kwargs):
