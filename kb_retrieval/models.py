@@ -22,7 +22,10 @@ class Category(StrEnum):
     @property
     def tier(self) -> int:
         """Precedence tier: 1 is highest (structured_policy), 9 lowest (marketing)."""
-        return list(Category).index(self) + 1
+        return _TIERS[self]
+
+
+_TIERS = {category: index for index, category in enumerate(Category, start=1)}
 
 
 HIGH_PRECEDENCE = frozenset(

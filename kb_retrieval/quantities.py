@@ -378,12 +378,41 @@ def _word_matches(pattern: str, token: str) -> bool:
     return token.startswith(pattern[:-1]) if pattern.endswith("*") else token == pattern
 
 
-def _keyword_hits(tokens: list[str], keyword: tuple[str, ...]) -> list[tuple[int, int]]:
+class _TokenIndex:
+    """Where each word pattern ("refund", "cancel*") occurs in a token list, computed once."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self._exact: dict[str, list[int]] = {}
+        for index, token in enumerate(tokens):
+            self._exact.setdefault(token, []).append(index)
+        self._prefix: dict[str, list[int]] = {}
+
+    def starts(self, pattern: str) -> list[int]:
+        if not pattern.endswith("*"):
+            return self._exact.get(pattern, [])
+        found = self._prefix.get(pattern)
+        if found is None:
+            stem = pattern[:-1]
+            found = [i for i, token in enumerate(self.tokens) if token.startswith(stem)]
+            self._prefix[pattern] = found
+        return found
+
+
+def _keyword_hits(
+    tokens: list[str], keyword: tuple[str, ...], index: _TokenIndex | None = None
+) -> list[tuple[int, int]]:
+    """(first, last) token index of each occurrence of `keyword`."""
     size = len(keyword)
+    last_start = len(tokens) - size
+    starts = (index or _TokenIndex(tokens)).starts(keyword[0])
     return [
         (i, i + size - 1)
-        for i in range(len(tokens) - size + 1)
-        if all(_word_matches(p, t) for p, t in zip(keyword, tokens[i : i + size], strict=True))
+        for i in starts
+        if i <= last_start
+        and all(
+            _word_matches(p, t) for p, t in zip(keyword[1:], tokens[i + 1 : i + size], strict=True)
+        )
     ]
 
 
@@ -398,6 +427,7 @@ def topic_of(context: str, kind: str | None = None) -> str | None:
     """
     tokens = context.split() if "#" in context.split() else _tokens(context)
     anchor = tokens.index("#") if "#" in tokens else None
+    index = _TokenIndex(tokens)
     candidates: list[tuple[int, int, int]] = []
     for priority, topic in enumerate(TOPICS):
         if kind is not None and kind not in topic.kinds:
@@ -405,7 +435,7 @@ def topic_of(context: str, kind: str | None = None) -> str | None:
         if topic.requires and not _mentions(tokens, topic.requires):
             continue
         for keyword in topic.keywords:
-            for first, last in _keyword_hits(tokens, keyword):
+            for first, last in _keyword_hits(tokens, keyword, index):
                 distance = 0 if anchor is None else max(anchor - last, first - anchor)
                 if distance <= _MAX_DISTANCE:
                     candidates.append((distance, -len(keyword), priority))

@@ -218,7 +218,7 @@ def test_a_snapshot_without_vectors_searches_lexically_only():
     info = legs.VersionInfo("v1", "d1", "T", Category.FAQ, 0, None, None, None, False)
     key = SnapshotKey("t-empty", "p", "c", "m")
     snapshot = TenantSnapshot(
-        key, 1, {"v1": VersionFacts(info, ())}, [(7, "v1", 3, {"kayak": 2})], [], []
+        key, 1, {"v1": VersionFacts(info, ())}, [chunk_row(7, "v1", "kayak kayak trip")], [], []
     )
     versions, mask = snapshot.scope(AS_OF, audit=False)
     assert list(versions) == ["v1"] and mask.tolist() == [True]
@@ -227,6 +227,35 @@ def test_a_snapshot_without_vectors_searches_lexically_only():
         (1, 7)
     ]
     assert snapshot.candidate_sims([7], [[1.0, 0.0]]) == {}
+    [found] = snapshot.candidates([7, 8], versions).values()
+    assert (found.chunk_id, found.text, found.term_freqs) == (
+        "v1_007",
+        "kayak kayak trip",
+        {"kayak": 2, "trip": 1},
+    )
+    assert snapshot.candidates([7], {}) == {}, "an ineligible version's chunk is not a candidate"
+
+
+def chunk_row(pk: int, version: str, text: str) -> tuple:
+    """A SNAPSHOT_CHUNKS row (term_freqs as JSON text)."""
+    words = text.split()
+    freqs = json.dumps({w: words.count(w) for w in sorted(set(words))})
+    locator = f"docv:{version}#chunk:{pk:03d}"
+    return (
+        pk,
+        version,
+        f"{version}_{pk:03d}",
+        0,
+        None,
+        None,
+        None,
+        locator,
+        3,
+        text,
+        "Low",
+        3,
+        freqs,
+    )
 
 
 def test_concurrent_retrievals_share_one_snapshot_and_agree(db, minilm, real_pipeline, demo_index):

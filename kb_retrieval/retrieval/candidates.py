@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -225,25 +226,32 @@ def fetch_candidates(
     out = {}
     for row in conn.execute(statement, params):
         version = scope.versions.get(row[1])
-        if version is None:
-            continue
-        out[row[0]] = Candidate(
-            chunk_pk=row[0],
-            version=version,
-            chunk_id=row[2],
-            chunk_index=row[3],
-            section_title=row[4],
-            page_start=row[5],
-            page_end=row[6],
-            source_locator=row[7],
-            token_count=row[8],
-            text=row[9],
-            policy_likeness_hint=row[10],
-            term_count=row[11],
-            term_freqs=row[12],
-            sims=[float(s) for s in (row[13] or [])],
-        )
+        if version is not None:
+            out[row[0]] = candidate_from_row(row, version)
     return out
+
+
+def candidate_from_row(row: Sequence[Any], version: VersionInfo) -> Candidate:
+    """A Candidate from a CANDIDATE_ROWS / CANDIDATE_DETAILS / SNAPSHOT_CHUNKS row (term_freqs
+    as a dict or as JSON text; sims, when the row has them, as column 13)."""
+    freqs = row[12]
+    sims = row[13] if len(row) > 13 else None
+    return Candidate(
+        chunk_pk=row[0],
+        version=version,
+        chunk_id=row[2],
+        chunk_index=row[3],
+        section_title=row[4],
+        page_start=row[5],
+        page_end=row[6],
+        source_locator=row[7],
+        token_count=row[8],
+        text=row[9],
+        policy_likeness_hint=row[10],
+        term_count=row[11],
+        term_freqs=json.loads(freqs) if isinstance(freqs, str) else freqs,
+        sims=[float(s) for s in (sims or [])],
+    )
 
 
 def term_idf(conn: Any, scope: Scope, terms: Sequence[str]) -> tuple[dict[str, float], float]:

@@ -271,8 +271,8 @@ class Retriever:
         )
 
     def _search_snapshot(self, snapshot: TenantSnapshot, request: SearchRequest) -> SearchOutput:
-        """Both legs in memory, then one round trip for the candidates' rows."""
-        tenant_id, cfg = request.base["tenant_id"], self.config
+        """Both legs and the candidates' rows in memory: no round trip."""
+        cfg = self.config
         versions, mask = snapshot.scope(request.base["as_of"], audit=request.audit_mode)
         if not versions:
             return SearchOutput()
@@ -285,9 +285,7 @@ class Retriever:
         order, seen, top1 = legs.merge_quota(request.plan, vector_hits, lexical_hits, cfg)
         if not order:
             return SearchOutput(order, seen, top1)
-        scope = self._scope(tenant_id, versions, request.all_windows)
-        with self.db.tenant(tenant_id) as conn:
-            found = legs.fetch_candidates(conn, scope, order, None)
+        found = snapshot.candidates(order, versions)
         sims = snapshot.candidate_sims(
             list(found), request.vectors, all_windows=request.all_windows
         )

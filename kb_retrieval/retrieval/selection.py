@@ -13,7 +13,8 @@ def term_jaccard(terms_a: frozenset[str], terms_b: frozenset[str]) -> float:
     """Overlap of two chunks' term sets (near-duplicate and MMR signal)."""
     if not terms_a or not terms_b:
         return 0.0
-    return len(terms_a & terms_b) / len(terms_a | terms_b)
+    shared = len(terms_a & terms_b)
+    return shared / (len(terms_a) + len(terms_b) - shared)
 
 
 def passes_floors(candidate: Candidate, config: RetrievalConfig) -> bool:
@@ -54,13 +55,14 @@ def select_pack(
     per_doc: Counter[str] = Counter()
     deferred: list[Candidate] = []
     terms = {id(c): frozenset(c.term_freqs) for c in pool}
+    tiers = {id(c): tier_of(c, tiered) for c in pool}
     overlap_with_chosen = {id(c): 0.0 for c in pool}
     while pool and len(chosen) < config.pack_max:
-        best_tier = min(tier_of(c, tiered) for c in pool)
-        best_score = max(c.rank_score for c in pool if tier_of(c, tiered) == best_tier)
+        best_tier = min(tiers[id(c)] for c in pool)
+        best_score = max(c.rank_score for c in pool if tiers[id(c)] == best_tier)
         best_value, best = None, None
         for cand in pool:
-            if tier_of(cand, tiered) != best_tier:
+            if tiers[id(cand)] != best_tier:
                 continue
             overlap = overlap_with_chosen[id(cand)]
             value = config.mmr_lambda * cand.rank_score - (1 - config.mmr_lambda) * overlap
@@ -75,9 +77,7 @@ def select_pack(
             per_doc[doc] >= config.max_per_document
             and best.rank_score > best_score - config.per_document_drop
         ):
-            others = [
-                c for c in pool if c.version.doc_id != doc and tier_of(c, tiered) == best_tier
-            ]
+            others = [c for c in pool if c.version.doc_id != doc and tiers[id(c)] == best_tier]
             if (
                 others
                 and max(c.rank_score for c in others) >= best.rank_score - config.per_document_drop

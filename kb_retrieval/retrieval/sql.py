@@ -163,8 +163,13 @@ WHERE v.tenant_id = %(tenant_id)s AND b.state = 'indexed'
 ORDER BY v.doc_version_id
 """
 
+# The columns of CANDIDATE_ROWS, so that a snapshot answers the candidates' rows from memory;
+# term_freqs as JSON text, kept as text per chunk (parsed dicts would take several times more).
 SNAPSHOT_CHUNKS = f"""
-SELECT c.id, c.doc_version_id, c.term_count, c.term_freqs FROM chunks c
+SELECT c.id, c.doc_version_id, c.chunk_id, c.chunk_index, c.section_title, c.page_start,
+       c.page_end, c.source_locator, c.token_count, c.text, c.policy_likeness_hint,
+       c.term_count, c.term_freqs::text
+FROM chunks c
 WHERE {CHUNK_SCOPE}
 ORDER BY c.id
 """
