@@ -55,6 +55,9 @@ class TimedEmbedder:
             self.embed_s += time.perf_counter() - started
             self.texts += len(texts)
 
+    def embed_query(self, texts: Sequence[str]) -> Any:
+        return self.inner.embed_query(texts)
+
 
 class StepClock:
     """Wraps the pipeline's step methods on the instance, so `run_all` itself is what runs."""

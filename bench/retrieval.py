@@ -96,7 +96,7 @@ def measure_size(
     for plan in searched:
         key = tuple(v.text for v in plan.variants)
         if key not in vector_cache:
-            vector_cache[key] = kb.embedder.embed(list(key))
+            vector_cache[key] = kb.embedder.embed_query(list(key))
     vectors = [vector_cache[tuple(v.text for v in p.variants)] for p in searched]
     snapshot_out, snapshot = snapshot_load(url, kb, args.snapshot_repeats)
     log(f"  snapshot: load {snapshot_out['load_ms']}, {snapshot_out['nbytes'] / 2**20:.1f} MiB")

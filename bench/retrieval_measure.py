@@ -276,7 +276,7 @@ def embedding_threads(embedder: Any, plans: list[Any]) -> dict[str, Any]:
         times = []
         for plan in plans:
             started = time.perf_counter()
-            embedder.embed([v.text for v in plan.variants])
+            embedder.embed_query([v.text for v in plan.variants])
             times.append((time.perf_counter() - started) * 1000)
         out[f"threads_{threads}"] = summary(times)
     torch.set_num_threads(default)

@@ -1,7 +1,8 @@
-"""Process-level settings of the real embedder."""
+"""The real embedder: process-level settings and the query path."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from kb_retrieval.embedding import TORCH_THREADS_ENV, _load_sentence_transformer
@@ -11,3 +12,16 @@ def test_torch_threads_setting_is_validated(monkeypatch) -> None:
     monkeypatch.setenv(TORCH_THREADS_ENV, "two")
     with pytest.raises(ValueError, match=TORCH_THREADS_ENV):
         _load_sentence_transformer.__wrapped__("/nonexistent-model-dir")
+
+
+def test_query_path_gives_the_vectors_of_embed(minilm) -> None:
+    texts = [
+        "refugios torres del paine heated night cold easily",
+        "cancellation refund window terms policy",
+        '"torres del paine"',
+    ]
+    fast = minilm.embed_query(texts)
+    assert fast.shape == (3, minilm.dimensions) and fast.dtype == np.float32
+    assert np.abs(fast - minilm.embed(texts)).max() < 1e-6
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+    assert minilm.embed_query([]).shape == (0, minilm.dimensions)

@@ -206,7 +206,7 @@ class Retriever:
         snapshot: TenantSnapshot | None = None,
     ) -> RetrievalResult:
         t0 = time.perf_counter()
-        vectors = self.embedder.embed([v.text for v in plan.variants])
+        vectors = self.embedder.embed_query([v.text for v in plan.variants])
         timings["embed"] = _ms(t0)
         t0 = time.perf_counter()
         variant_terms = [analyze(v.text) for v in plan.variants]
