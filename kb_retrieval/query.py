@@ -404,6 +404,13 @@ def _trip_text(core: list[str], intents: Sequence[str], direct_terms: Sequence[s
     return " ".join(_dedupe([*core, *extra]))
 
 
+def _needs_context(text: str, tokens: list[_Token], min_terms: int, follow_up_max: int) -> bool:
+    """Whether a thread's latest guest message cannot stand alone (see build_query_plan)."""
+    content = _content_count(_direct_terms(tokens, text))
+    names_trip = any(t.kind in {"entity", "date"} for t in tokens)
+    return content < min_terms or (content <= follow_up_max and not names_trip)
+
+
 def _variant(kind: str, text: str) -> QueryVariant:
     return QueryVariant(kind, " ".join(text.split()), VARIANT_WEIGHTS[kind])
 
@@ -415,13 +422,20 @@ def build_query_plan(
     trip_context: Mapping[str, object] | None = None,
     known_entities: Sequence[str] = (),
     min_content_tokens: int = 3,
+    follow_up_max_terms: int = 8,
 ) -> QueryPlan:
-    """Query variants, intents, entities, sensitivity and the quality gate for one e-mail."""
+    """Query variants, intents, entities, sensitivity and the quality gate for one e-mail.
+
+    A thread's latest guest message is the question; it is read together with the subject and
+    the earlier guest messages (the context) when it cannot stand alone: too few content terms
+    for the gate, or a follow-up ("Thanks. How much will we get back?") of at most
+    `follow_up_max_terms` content terms that names no trip and no date.
+    """
     caller_sensitivity = None if sensitivity is None else validate_sensitivity(sensitivity)
     guest = extract_guest_text(email)
     entities_known = _clean_entities(known_entities)
     text, tokens = _analyse_text(guest.latest, entities_known)
-    if _content_count(_direct_terms(tokens, text)) < min_content_tokens and guest.context:
+    if guest.context and _needs_context(text, tokens, min_content_tokens, follow_up_max_terms):
         text, tokens = _analyse_text(f"{guest.latest}\n{guest.context}", entities_known)
     prepared = prepare(text)
     full_prepared = prepare(guest.full)

@@ -136,7 +136,9 @@ EXCEPTION_PATTERNS: tuple[str, ...] = (
     r"\boutside (?:the|your) (?:policy|rules|terms)\b",
     r"\b(?:can|could|may) (?:i|we|he|she|they)\b[^.?!\n]{0,80}\b(?:instead|rather than)\b",
     r"\bwould it be (?:ok|okay|alright|all right|fine|acceptable)\b",
-    r"\b(?:hold|keep) (?:our|my|the) (?:two |three )?(?:places|place|spots?|seats?|booking)\b",
+    # "please hold our places", not "what do we pay to hold the places?"
+    r"(?<!\bto )\b(?:hold|keep) (?:our|my|the) (?:two |three )?(?:places|place|spots?|seats?"
+    r"|booking)\b",
     r"\b(?:not|don't|do not) cancel (?:our|my|the) booking\b",
     r"\bstrike (?:out|through)\b|\bmodified version\b|\bsign a (?:disclaimer|modified)\b",
 )

@@ -411,3 +411,34 @@ def test_same_trip_groups_departures_by_trip_name():
 def test_gift_cards_are_a_payment_policy_question():
     plan = build_query_plan("Do your gift cards expire? I got one for Christmas.")
     assert "payment" in plan.intents and plan.policy_like
+
+
+def test_a_short_follow_up_in_a_thread_is_read_with_the_earlier_guest_messages():
+    thread = {
+        "subject": "Cancellation - TMB 29 Aug",
+        "messages": [
+            {"role": "guest", "text": "We need to cancel our Tour du Mont Blanc booking. Refund?"},
+            {"role": "operator", "text": "Sorry to hear that, I will check with bookings."},
+            {"role": "guest", "text": "Thanks Marco. Just to confirm - how much will we get back?"},
+        ],
+    }
+    plan = build_query_plan(thread)
+    assert plan.policy_like and {"cancel", "refund"} <= set(plan.intents)
+    assert "cancel" in plan.variants[0].text
+    alone = build_query_plan(thread, follow_up_max_terms=0)
+    assert not alone.policy_like, "without the rule the follow-up stands alone"
+    named = {
+        **thread,
+        "messages": [
+            *thread["messages"][:2],
+            {"role": "guest", "text": "And what time does the Patagonia trek start on 8 Nov?"},
+        ],
+    }
+    assert "cancel" not in build_query_plan(named).variants[0].text
+
+
+def test_paying_a_deposit_to_hold_places_is_not_an_exception_request():
+    assert not build_query_plan("How much deposit do we pay to hold the places?").exception_request
+    assert build_query_plan(
+        "Can you please hold our two places and not cancel the booking? I can pay on Friday."
+    ).exception_request

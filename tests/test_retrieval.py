@@ -39,7 +39,7 @@ def test_golden_targets_of_the_issue_hold_on_the_demo_tenants(golden_run):
         d["case_id"] for d in golden_run.details if d["unsafe_pass"]
     ]
     assert metrics["must_not_cite_violations"] == 0
-    # A regression floor under the documented 0.709 (docs/retrieval.md section 3).
+    # A regression floor under the documented 0.717 (docs/retrieval.md section 3).
     assert metrics["outcome_accuracy"] >= 0.68
 
 

@@ -42,7 +42,7 @@ class ConfidenceModel(BaseModel):
 RELEVANCE_MODEL = ConfidenceModel(
     bias=-5.3799, w_vector=3.4113, w_coverage=0.5968, w_bm25=4.7413, w_passage=1.6992
 )
-CONFIDENCE_MODEL = ConfidenceModel(bias=-4.4952, w_vector=0.0, w_coverage=3.5511, w_bm25=7.2621)
+CONFIDENCE_MODEL = ConfidenceModel(bias=-4.4977, w_vector=0.0, w_coverage=3.2519, w_bm25=7.7434)
 
 
 class RetrievalConfig(BaseModel):
@@ -102,6 +102,11 @@ class RetrievalConfig(BaseModel):
     cache_ttl_seconds: float = 120.0
     audit_store_email: bool = False
     min_content_tokens: int = 3
+    follow_up_max_terms: int = Field(
+        8,
+        description="a thread's latest message of at most this many content terms that names "
+        "no trip or date is read with the earlier guest messages",
+    )
     passage_window: int = Field(
         40, description="analyzed terms per passage for the passage-coverage feature"
     )

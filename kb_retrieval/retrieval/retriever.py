@@ -143,6 +143,7 @@ class Retriever:
             trip_context=trip_context,
             known_entities=known_trip_entities(titles),
             min_content_tokens=self.config.min_content_tokens,
+            follow_up_max_terms=self.config.follow_up_max_terms,
         )
         timings["plan"] = _ms(started)
         cache_key = json.dumps(

@@ -803,4 +803,200 @@ CASES = [
             ),
         ],
     ),
+    # ---- Threads whose latest guest message is a short follow-up -------------------------------
+    o(
+        "at-thread-jun14-airport-transfer",
+        TENANT,
+        thread(
+            "June Patagonia - getting there",
+            (
+                "guest",
+                "Hello,\n\nWe're joining the Patagonia W Trek on 14 June (booking AT-57710). "
+                "We'll be coming down from Santiago - which airport should we fly into?\n\n"
+                "Thanks,\nTom & Aisha",
+            ),
+            (
+                "operator",
+                "Hi Tom,\n\nFor the June departure please fly into Punta Arenas (PUQ): there are no "
+                "scheduled winter flights into Puerto Natales. Because check-in is very early on "
+                "Day 1, please plan to arrive the day before - the night of 13 June at Hotel "
+                "Vendaval is included.\n\nBest,\nLena\nAlpine Treks",
+            ),
+            (
+                "guest",
+                "Thanks Lena! Is there a transfer from the airport to the hotel or do we sort "
+                "that ourselves? And how much is it?\n\nTom\n\nOn 2 Apr, Lena wrote:\n> For the "
+                "June departure please fly into Punta Arenas (PUQ)",
+            ),
+        ),
+        [
+            rel(
+                "docv_patagonia_jun14_v1",
+                "shared arrival transfer leaves the arrivals hall of Punta Arenas airport at 15:30",
+            ),
+            rel("docv_patagonia_jun14_v1", "The transfer costs USD 60 per person"),
+            rel("docv_patagonia_jun14_v1", "must be booked at least 21 days before departure"),
+        ],
+        trip={
+            "trip_id": "patagonia-2026-06-14",
+            "trip_date": "2026-06-14",
+            "product_name": "Patagonia Trek",
+        },
+    ),
+    o(
+        "at-thread-balance-and-card",
+        TENANT,
+        thread(
+            "Booking 2 places - TMB 1 August",
+            (
+                "guest",
+                "Good morning,\n\nMy wife and I would like to book two places on the Tour du Mont "
+                "Blanc departing 1 August. How much deposit do we need to pay to hold the "
+                "places?\n\nKind regards,\nPeter Novak",
+            ),
+            (
+                "operator",
+                "Dear Peter,\n\nLovely to hear from you! The deposit is 25% of the trip price per "
+                "person, and your places are confirmed as soon as we receive it. I'll send the "
+                "booking link separately.\n\nBest wishes,\nMarco\nAlpine Treks",
+            ),
+            (
+                "guest",
+                "Thanks Marco, deposit paid. When is the rest due? And is ther a fee if I pay it "
+                "by Mastercard?\n\n> The deposit is 25% of the trip price per person\n\nPeter",
+            ),
+        ),
+        [
+            rel("docv_policy_refund_v5", "The balance is due 60 days before departure."),
+            rel(
+                "docv_2026_terms_v2",
+                "The balance of the trip price is due no later than 60 days before departure.",
+            ),
+            rel(
+                "docv_2026_terms_v2",
+                "Card payments carry a surcharge of 1.8% of the amount charged",
+            ),
+        ],
+        must_not_cite=[TERMS_V1],
+        flags={"conflicting_evidence": False},
+    ),
+    o(
+        "at-thread-min-age-ebc",
+        TENANT,
+        thread(
+            "Travelling with my son",
+            (
+                "guest",
+                "Hi there,\n\nMy son turns 17 in May. Can he join me on the Tour du Mont Blanc this "
+                "summer?\n\nCheers,\nJo",
+            ),
+            (
+                "operator",
+                "Hi Jo,\n\nYes, absolutely - travellers aged 16 or 17 are very welcome as long as "
+                "they travel with a parent or legal guardian booked on the same departure.\n\n"
+                "Kind regards,\nLena",
+            ),
+            (
+                "guest",
+                "Brilliant, thank you! Is that the same for Everest Base Camp? We were thinking "
+                "of doing it together in October, he'd still be 17 then.\n\nJo\nSent from my "
+                "iPhone",
+            ),
+        ),
+        [
+            rel(
+                "docv_2026_terms_v2",
+                "The minimum age for Everest Base Camp and other Himalaya departures is 18 years.",
+            ),
+            rel("docv_guest_faq_v9", "For Everest Base Camp the minimum age is 18."),
+        ],
+        must_not_cite=[TERMS_V1],
+    ),
+    g(
+        "at-thread-refund-amount-nov08",
+        TENANT,
+        thread(
+            "Re: Cancellation - Patagonia 8 Nov (AT-59340)",
+            (
+                "guest",
+                "Hi,\n\nSadly I have to cancel my place on the Patagonia trek departing 8 "
+                "November (booking AT-59340, one person) - my mother is going into hospital and "
+                "I need to be here. Your brochure says you refund in full up to 24 hours before "
+                "departure, so I hope this is straightforward. Today is 28 September.\n\n"
+                "Best,\nAnnika Berg",
+            ),
+            (
+                "operator",
+                "Dear Annika,\n\nI'm very sorry to hear about your mother. I have passed your "
+                "cancellation to our bookings team, who will confirm it in writing.\n\nKind "
+                "regards,\nLena\nAlpine Treks",
+            ),
+            (
+                "guest",
+                "Thank you Lena. So how much will I get back, and when? I paid the full amount "
+                "by card.\n\nOn 28 Sep, Lena wrote:\n> I have passed your cancellation to our "
+                "bookings team",
+            ),
+        ),
+        "NEEDS_REVIEW",
+        [
+            rel(
+                "docv_policy_refund_v5",
+                "30 to 59 days before departure are charged 50% of the trip price",
+            ),
+            BROCHURE_FULL,
+            rel(
+                "docv_policy_refund_v5",
+                "Approved refunds are paid to the original payment method within 14 business days.",
+            ),
+        ],
+        reasons=REFUND_CONFLICT,
+        trip={
+            "trip_id": "patagonia-2026-11-08",
+            "trip_date": "2026-11-08",
+            "product_name": "Patagonia Trek",
+        },
+        sensitivity=["refund"],
+        must_not_cite=[TERMS_V1, PRICES_2027],
+        flags=CONFLICT,
+    ),
+    g(
+        "at-thread-ebc-doctor",
+        TENANT,
+        thread(
+            "EBC April 2027 - a few questions",
+            (
+                "guest",
+                "Hello,\n\nI'm 67, reasonably fit (I walk 10 km most days) and I have mild "
+                "asthma, well controlled with an inhaler. I'm looking at the Everest Base Camp "
+                "trek next April. How long are the walking days?\n\nKind regards,\nMargaret",
+            ),
+            (
+                "operator",
+                "Dear Margaret,\n\nMost days are 5 to 7 hours of walking, and the longest days "
+                "(Base Camp and Kala Patthar) are around 8 hours. There are two acclimatisation "
+                "days, in Namche Bazaar and Dingboche.\n\nBest wishes,\nMarco",
+            ),
+            (
+                "guest",
+                "Thanks Marco, that sounds doable. Do I need anything signed by my doctor before "
+                "I go?\n\nMargaret\n\n> There are two acclimatisation days",
+            ),
+        ),
+        "NEEDS_REVIEW",
+        [
+            CLEARANCE,
+            rel(
+                "docv_medical_policy_v2",
+                "Guests aged 65 or over need medical clearance for every departure",
+            ),
+            rel(
+                "docv_medical_policy_v2",
+                "guests with asthma on a Himalaya departure need medical clearance",
+            ),
+        ],
+        reasons=STALE_SENSITIVE,
+        sensitivity=["medical"],
+        flags=STALE,
+    ),
 ]

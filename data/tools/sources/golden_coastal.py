@@ -558,4 +558,167 @@ CASES = [
             ),
         ],
     ),
+    # ---- Threads whose latest guest message is a short follow-up -------------------------------
+    o(
+        "ck-thread-johnstone-meeting-time",
+        TENANT,
+        thread(
+            "Johnstone Strait Orca Expedition - Mon 10 Aug",
+            (
+                "guest",
+                "Hi,\n\nWe're booked on the Johnstone Strait Orca Expedition starting Monday 10 "
+                "August (booking CK-20931, 2 ppl). We're driving up from Victoria - where's best "
+                "to stay the night before?\n\nThanks!\nPaul",
+            ),
+            (
+                "operator",
+                "Hi Paul,\n\nBecause of the early start we recommend staying in Telegraph Cove or "
+                "Port McNeill the night before. Parking at Telegraph Cove is CAD 15 per day, paid "
+                "at the marina office.\n\nCheers,\nJess (Coastal Kayak Co.)",
+            ),
+            (
+                "guest",
+                "Perfect, we've booked a cabin in Port McNeill. What time and where exactly do we "
+                "meet on day 1?\n\n> Because of the early start we recommend staying in Telegraph "
+                "Cove or Port McNeill",
+            ),
+        ),
+        [
+            rel(
+                "docv_ck_johnstone_2026_v2",
+                "Meet your guides at 07:30 at the Telegraph Cove boardwalk",
+            ),
+            rel(
+                "docv_ck_terms_2026_v1",
+                "Please arrive 15 minutes early so that we can fit your equipment",
+            ),
+        ],
+    ),
+    o(
+        "ck-thread-min-age-sibling",
+        TENANT,
+        thread(
+            "Broken Group 16 July - family booking",
+            (
+                "guest",
+                "Hi!\n\nMy daughter is 13 - is she old enough for the Broken Group Islands trip "
+                "on 16 July? She's done a bit of canoeing at camp.\n\nThanks, Nadia",
+            ),
+            (
+                "operator",
+                "Hi Nadia,\n\nYes - the minimum age for our multi-day expeditions is 12, so she's "
+                "very welcome, and no experience is needed for the Broken Group. At 13 she'll "
+                "share a double kayak with you or one of the guides.\n\nBest,\nJess",
+            ),
+            (
+                "guest",
+                "Amazing, thank you! Is that the same for her brother? He's 9.\n\nOn 3 May, Jess "
+                "wrote:\n> the minimum age for our multi-day expeditions is 12",
+            ),
+        ),
+        [
+            MIN_AGE,
+            rel(
+                "docv_ck_terms_2026_v1",
+                "The minimum age for multi-day expeditions is 12 years on the trip start date.",
+            ),
+        ],
+    ),
+    o(
+        "ck-thread-broken-group-included",
+        TENANT,
+        thread(
+            "Broken Group Islands Explorer - price",
+            (
+                "guest",
+                "Hello, how much is the Broken Group trip for 2 adults in August? Regards, Ian",
+            ),
+            (
+                "operator",
+                "Hi Ian,\n\nThe Broken Group Islands Explorer is CAD 1,695 per person, and "
+                "departures run every Thursday until 17 September. You can book online or reply "
+                "here and I'll hold two places for 48 hours.\n\nBest,\nJess",
+            ),
+            (
+                "guest",
+                "ok thx. does that inlcude the water taxi out to the islands and the park fees, "
+                "or do we pay those on the day?\n\nIan",
+            ),
+        ),
+        [
+            rel(
+                "docv_ck_broken_group_2026_v1",
+                "kayaks and paddling equipment, PFDs, the return water taxi",
+            ),
+            rel(
+                "docv_ck_broken_group_2026_v1",
+                "Pacific Rim National Park Reserve camping fees and permits",
+            ),
+            rel(
+                "docv_ck_terms_2026_v1",
+                "national park camping fees and permits, and the water taxi where the itinerary "
+                "includes one",
+            ),
+        ],
+    ),
+    g(
+        "ck-thread-date-change-then-cancel",
+        TENANT,
+        thread(
+            "Re: Johnstone Strait 24 Aug - change of dates?",
+            (
+                "guest",
+                "Hi there,\n\nWe're booked on the Johnstone Strait trip starting 24 August, but my "
+                "partner has a work trip come up that week. Could we move to the September 7 "
+                "departure instead? Today is 14 Aug.\n\nThanks,\nOlivia",
+            ),
+            (
+                "operator",
+                "Hi Olivia,\n\nSorry to hear that! Free date changes need at least 21 days notice, "
+                "so at 10 days out a change would be treated as a cancellation, I'm afraid.\n\n"
+                "Best,\nJess (Coastal Kayak Co.)",
+            ),
+            (
+                "guest",
+                "Ugh ok. So if we just cancel then, do we get anything back? Your homepage says "
+                "free cancellation up to 7 days before.\n\n> a change would be treated as a "
+                "cancellation",
+            ),
+        ),
+        "NEEDS_REVIEW",
+        [POLICY_14, TERMS_14, WEBSITE_7],
+        reasons=REFUND_CONFLICT,
+        trip={
+            "trip_id": "johnstone-2026-08-24",
+            "trip_date": "2026-08-24",
+            "product_name": "Johnstone Strait Orca Expedition",
+        },
+        sensitivity=["refund"],
+        flags=CONFLICT,
+    ),
+    unknown(
+        "ck-thread-german-speaking-guide",
+        TENANT,
+        thread(
+            "Johnstone Strait in July - for my parents",
+            (
+                "guest",
+                "Hello,\n\nI'd like to book the Johnstone Strait Orca Expedition in July as a "
+                "present for my parents (both 64, fit, they paddle on the lake at home every "
+                "summer). Do they need any kayaking experience?\n\nViele Gruesse,\nLena Hofmann",
+            ),
+            (
+                "operator",
+                "Hi Lena,\n\nWhat a lovely present! For Johnstone Strait guests should have "
+                "paddled a kayak at least once before, so your parents are all set.\n\n"
+                "Cheers,\nJess",
+            ),
+            (
+                "guest",
+                "Great, thanks! Do any of your guides speak German? Mum's English is a bit "
+                "rusty.\n\nLena",
+            ),
+        ),
+        must_not_cite=["docv_patagonia_jun14_v1", "docv_patagonia_nov08_v1"],
+    ),
 ]
