@@ -27,8 +27,11 @@ MAX_QUERY_CHARS = 4000  # the focus text is cut here (latency); sensitivity read
 INTENT_PATTERNS: dict[str, str] = {
     "age": r"\bages?\b|\byears? old\b|\d+[ -]years?[ -]old|\b(?:child|children|kids?|minors?"
     r"|teens?|teenagers?|toddlers?|infants?|bab(?:y|ies)|seniors?)\b"
-    r"|\b(?:under|over|aged?) \d{1,2}\b(?!\s*(?:%|(?:days?|hours?|hrs?|h|km|kg|lbs?|miles?|mi|m"
-    r"|nights?|weeks?|months?|people|persons|guests|participants|pax|minutes?|mins?)\b))",
+    r"|(?:\b(?:under|over|aged?)|\b(?:son|daughter|child|kid|boy|girl|brother|sister|nephew"
+    r"|niece|grand(?:son|daughter|child)|he|she|i|i'm)(?:'s| is| are| am| will be| turns?"
+    r"| turning| just turned)?(?<=[a-z']) ) ?\d{1,2}\b(?!\s*(?:%|(?:days?|hours?|hrs?|h|km|kg"
+    r"|lbs?|miles?|mi|m|nights?|weeks?|months?|people|persons|guests|participants|pax|minutes?"
+    r"|mins?)\b))",
     "booking_change": r"\b(?:change|changing|switch|swap|move|moving|transfer|transferring)\b"
     r"[^.?!\n]{0,30}\b(?:booking|reservation|dates?|departure|name|spot|place)s?\b"
     r"|\bre-?(?:schedul|book)\w*|\bpostpon\w*|\bdefer\w*",

@@ -442,3 +442,17 @@ def test_paying_a_deposit_to_hold_places_is_not_an_exception_request():
     assert build_query_plan(
         "Can you please hold our two places and not cancel the booking? I can pay on Friday."
     ).exception_request
+
+
+@pytest.mark.parametrize(
+    ("text", "is_age"),
+    [
+        ("My son will be 17 in July, can he come on the Tour du Mont Blanc?", True),
+        ("Is that the same for her brother? He's 9.", True),
+        ("I am 67 and have asthma, is that a problem?", True),
+        ("We are 10 days before departure, can we still cancel?", False),
+        ("Is day 3 of the trek hard?", False),
+    ],
+)
+def test_a_persons_age_is_an_age_question(text: str, is_age: bool):
+    assert ("age" in build_query_plan(text).intents) is is_age
