@@ -84,7 +84,12 @@ def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]
     """
     from kb_retrieval.db import Database
     from kb_retrieval.retrieval import sql
-    from kb_retrieval.retrieval.snapshot import TenantSnapshot, load_snapshot, read_generation
+    from kb_retrieval.retrieval.snapshot import (
+        TenantSnapshot,
+        load_snapshot,
+        read_generation,
+        unit_windows,
+    )
 
     key = snapshot_key(kb)
     times, snapshot = [], None
@@ -120,7 +125,7 @@ def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]
         snapshot.generation,
         snapshot.versions,
         rows["chunks"],
-        rows["vectors"],
+        unit_windows(rows["vectors"]),
         [r[0] for r in rows["trip_titles"]],
     )
     phases["build_ms"] = round((time.perf_counter() - started) * 1000, 2)

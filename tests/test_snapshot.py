@@ -196,6 +196,31 @@ def test_publishing_a_version_moves_the_generation_and_reloads(
     cited_after = {e["doc_version_id"] for e in after["evidence"]}
     assert cited_before <= set(first)
     assert cited_after - set(first)
+    key = _key(real_pipeline, "snapshot-gen")
+    with db.tenant("snapshot-gen") as conn:
+        generation = read_generation(conn, "snapshot-gen")
+        reloaded = SNAPSHOTS.get(
+            conn, db.url, key, generation, max_vectors=RetrievalConfig().in_memory_max_vectors
+        )
+        scratch = load_snapshot(conn, key, generation, 10**9)
+    assert SNAPSHOTS.loads == loads + 1, "the cached snapshot was returned"
+    indexed = {v for v in rest if real_pipeline.build("snapshot-gen", v)["state"] == "indexed"}
+    assert set(reloaded.fetched_versions) == indexed, "only the new versions were read"
+    assert_same_snapshot(reloaded, scratch)
+
+
+def assert_same_snapshot(a, b) -> None:
+    """Two snapshots hold the same rows, vectors (to the bit) and postings."""
+    assert a.version_ids == b.version_ids
+    assert a.chunk_pk.tolist() == b.chunk_pk.tolist()
+    assert a._rows == b._rows
+    assert a.window_chunk.tolist() == b.window_chunk.tolist()
+    assert a.window_index.tolist() == b.window_index.tolist()
+    assert a.vectors.tobytes() == b.vectors.tobytes()
+    assert sorted(a.postings) == sorted(b.postings)
+    for term, (rows, tfs) in a.postings.items():
+        assert rows.tolist() == b.postings[term][0].tolist()
+        assert tfs.tolist() == b.postings[term][1].tolist()
 
 
 def test_a_tenant_above_the_memory_bound_is_searched_in_postgres(

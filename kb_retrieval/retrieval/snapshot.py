@@ -60,7 +60,12 @@ class VersionFacts:
 
 
 class TenantSnapshot:
-    """One tenant's searchable state for one pipeline, as of one index generation."""
+    """One tenant's searchable state for one pipeline, as of one index generation.
+
+    `chunk_rows` are SNAPSHOT_CHUNKS rows; `window_rows` are (chunk_pk, window_index, vector)
+    with unit-length vectors (`unit_windows` of SNAPSHOT_VECTORS rows); `builds` maps each
+    version to the `indexed_at` of the build its rows come from.
+    """
 
     def __init__(
         self,
@@ -70,9 +75,13 @@ class TenantSnapshot:
         chunk_rows: Sequence[Sequence[Any]],
         window_rows: Sequence[tuple[int, int, Any]],
         trip_titles: Sequence[str],
+        builds: dict[str, Any] | None = None,
+        fetched_versions: Sequence[str] = (),
     ) -> None:
         self.key = key
         self.generation = generation
+        self.builds = dict(builds or {})
+        self.fetched_versions = tuple(fetched_versions)
         self._scopes: dict[tuple[date, bool], tuple[dict[str, VersionInfo], np.ndarray]] = {}
         self._scopes_lock = threading.Lock()
         self.versions = versions
@@ -94,11 +103,11 @@ class TenantSnapshot:
             key=lambda w: (w[0], w[1]),
         )
         self.window_chunk = np.array([w[0] for w in windows], dtype=np.int64)
-        self.window_first = np.array([w[1] == 0 for w in windows], dtype=bool)
+        self.window_index = np.array([w[1] for w in windows], dtype=np.int32)
+        self.window_first = self.window_index == 0
         arrays = [_as_array(w[2]) for w in windows]
         dim = len(arrays[0]) if arrays else 0
-        matrix = np.array(arrays, dtype=np.float32).reshape(len(arrays), dim)
-        self.vectors = _normalized(matrix)
+        self.vectors = np.array(arrays, dtype=np.float32).reshape(len(arrays), dim)
         self.window_rows, self.window_starts = (
             np.unique(self.window_chunk, return_index=True) if windows else (np.array([]),) * 2
         )
@@ -112,6 +121,25 @@ class TenantSnapshot:
     def nbytes(self) -> int:
         postings = sum(rows.nbytes + tfs.nbytes for rows, tfs in self.postings.values())
         return int(self.vectors.nbytes + postings + 40 * len(self.chunk_pk) + self._row_bytes)
+
+    def reusable(
+        self, builds: dict[str, Any]
+    ) -> tuple[list[Sequence[Any]], list[tuple[int, int, np.ndarray]], set[str]]:
+        """The chunk and window rows of every version whose build this snapshot already holds
+        (same `indexed_at`), and those versions: a reload reads only the others."""
+        kept = {
+            vid
+            for vid, built in builds.items()
+            if built is not None and self.builds.get(vid) == built
+        }
+        chunk_rows = [row for row in self._rows.values() if row[1] in kept]
+        wanted = {int(row[0]) for row in chunk_rows}
+        window_rows = [
+            (pk, int(self.window_index[i]), self.vectors[i])
+            for i, pk in enumerate(self.chunk_pk[self.window_chunk].tolist())
+            if pk in wanted
+        ]
+        return chunk_rows, window_rows, kept
 
     @property
     def vector_count(self) -> int:
@@ -330,24 +358,48 @@ def read_generation(conn: Any, tenant_id: str) -> int:
 
 
 def load_snapshot(
-    conn: Any, key: SnapshotKey, generation: int, max_vectors: int
+    conn: Any,
+    key: SnapshotKey,
+    generation: int,
+    max_vectors: int,
+    previous: TenantSnapshot | None = None,
 ) -> TenantSnapshot | None:
     """Read a tenant's snapshot, or None when it has more than `max_vectors` windows.
 
     The caller reads `generation` first in the same transaction: what is loaded is then at
-    least as new as the generation it is tagged with, never older.
+    least as new as the generation it is tagged with, never older. With `previous` (an older
+    snapshot of the same tenant and pipeline), the rows of every version whose build it holds
+    are reused and only the other versions' chunks and vectors are read: a version's rows are
+    fixed by its immutable content and its build (a rebuild gets a new `indexed_at`).
     """
     params = key.params()
-    facts = _version_facts(conn.execute(sql.SNAPSHOT_VERSIONS, params).fetchall())
+    version_rows = conn.execute(sql.SNAPSHOT_VERSIONS, params).fetchall()
+    facts = _version_facts(version_rows)
+    builds = {row[0]: row[8] for row in version_rows}
     params["versions"] = sorted(facts)
     count = conn.execute(sql.VECTOR_COUNT, params).fetchone()[0]
     if count > max_vectors:
         return None
-    chunk_rows = conn.execute(sql.SNAPSHOT_CHUNKS, params).fetchall()
-    # Binary transfer: parsing the text form of 384 floats per row was most of the load time.
-    window_rows = conn.cursor(binary=True).execute(sql.SNAPSHOT_VECTORS, params).fetchall()
+    chunk_rows, window_rows, kept = previous.reusable(builds) if previous else ([], [], set())
+    params["versions"] = sorted(set(facts) - kept)
+    if params["versions"]:
+        chunk_rows += conn.execute(sql.SNAPSHOT_CHUNKS, params).fetchall()
+        # Binary transfer: parsing the text form of 384 floats per row was most of the load time.
+        cursor = conn.cursor(binary=True)
+        window_rows += unit_windows(cursor.execute(sql.SNAPSHOT_VECTORS, params).fetchall())
     titles = [row[0] for row in conn.execute(sql.TRIP_TITLES, params)]
-    return TenantSnapshot(key, generation, facts, chunk_rows, window_rows, titles)
+    return TenantSnapshot(
+        key, generation, facts, chunk_rows, window_rows, titles, builds, params["versions"]
+    )
+
+
+def unit_windows(rows: Sequence[tuple[int, int, Any]]) -> list[tuple[int, int, np.ndarray]]:
+    """SNAPSHOT_VECTORS rows with unit-length float32 vectors (normalised once, when read, so a
+    reused row keeps its exact bits)."""
+    if not rows:
+        return []
+    matrix = _normalized(np.array([_as_array(r[2]) for r in rows], dtype=np.float32))
+    return [(int(r[0]), int(r[1]), matrix[i]) for i, r in enumerate(rows)]
 
 
 def _version_facts(rows: Sequence[tuple[Any, ...]]) -> dict[str, VersionFacts]:
@@ -398,7 +450,8 @@ class SnapshotStore:
             if found is not None and found[0] == generation:
                 self._items.move_to_end(slot)
                 return found[1]
-        snapshot = load_snapshot(conn, key, generation, max_vectors)
+        previous = found[1] if found is not None else None
+        snapshot = load_snapshot(conn, key, generation, max_vectors, previous)
         with self._lock:
             self.loads += 1
             self._items[slot] = (generation, snapshot)

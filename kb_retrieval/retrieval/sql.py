@@ -152,9 +152,11 @@ SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = %(tenant_id)s),
 
 # Every version indexed for the pipeline, whatever its dates: eligibility as of a date is
 # decided in memory from these rows, exactly as ELIGIBLE_VERSIONS decides it in SQL.
+# indexed_at identifies the build a snapshot holds rows of: a reload reuses the rows of every
+# version whose build it already holds and reads only the others.
 SNAPSHOT_VERSIONS = """
 SELECT v.doc_version_id, v.doc_id, v.title, v.category, v.priority, v.effective_date,
-       v.last_reviewed_at, v.supersedes_doc_version_id
+       v.last_reviewed_at, v.supersedes_doc_version_id, b.indexed_at
 FROM doc_versions v
 JOIN doc_builds b ON b.tenant_id = v.tenant_id AND b.doc_version_id = v.doc_version_id
 WHERE v.tenant_id = %(tenant_id)s AND b.state = 'indexed'
