@@ -1,0 +1,186 @@
+"""Quantities in claim and evidence text: normalisation, extraction, unit-aware comparison."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from kb_retrieval.quantities import NUMBER_WORD_VALUES
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A normalised number: kind (comparable dimension), value, optional range bounds."""
+
+    kind: str
+    value: float
+    low: float | None = None
+    high: float | None = None
+    context: frozenset[str] = frozenset()
+
+    def matches(self, other: Quantity) -> bool:
+        if self.kind != other.kind:
+            return False
+        low, high = other.low, other.high
+        if low is not None and high is not None and low - 1e-9 <= self.value <= high + 1e-9:
+            return True
+        tolerance = 0.02 if self.kind in _TOLERANT_KINDS else 1e-9
+        return abs(self.value - other.value) <= tolerance * max(abs(self.value), abs(other.value))
+
+
+_TOLERANT_KINDS = frozenset({"mass_kg", "length_m", "speed_kmh"})
+_UNIT_GROUPS: tuple[tuple[str, float, str], ...] = (
+    ("duration_h", 1 / 60, "minute min"),
+    ("duration_h", 1.0, "hour hr h"),
+    ("duration_h", 24.0, "day|calendar day"),
+    ("duration_h", 168.0, "week"),
+    ("duration_h", 336.0, "fortnight"),
+    ("duration_month", 1.0, "month"),
+    ("duration_month", 12.0, "year"),
+    ("business_day", 1.0, "business day|working day"),
+    ("night", 1.0, "night"),
+    ("mass_kg", 1.0, "kg kilo kilogram"),
+    ("mass_kg", 0.45359237, "lb pound"),
+    ("length_m", 1000.0, "km kilometre kilometer"),
+    ("length_m", 1.0, "m metre meter"),
+    ("length_m", 0.01, "cm"),
+    ("length_m", 0.3048, "ft feet foot"),
+    ("length_m", 1609.344, "mile"),
+    ("speed_kmh", 1.852, "knot kn"),
+    ("speed_kmh", 1.0, "km/h kph"),
+    ("speed_kmh", 1.609344, "mph"),
+    ("percent", 1.0, "%|percent|per cent"),
+    ("volume_l", 1.0, "l litre liter"),
+)
+_UNITS: dict[str, tuple[str, float]] = {
+    unit: (kind, factor)
+    for kind, factor, names in _UNIT_GROUPS
+    for unit in (names.split("|") if "|" in names else names.split())
+}
+_UNIT_ALT = "|".join(
+    sorted(
+        (re.escape(u) + ("s?" if u[-1].isalpha() and len(u) > 1 else "") for u in _UNITS),
+        key=len,
+        reverse=True,
+    )
+)
+_WORD_NUMBERS = {word: int(value) for word, value in NUMBER_WORD_VALUES.items()}
+_CURRENCY_GROUPS = (
+    ("usd", "$ us$ usd dollar dollars"),
+    ("eur", "€ eur euro euros"),
+    ("gbp", "£ gbp"),
+    ("chf", "chf"),
+    ("cad", "cad"),
+    ("aud", "aud"),
+    ("nzd", "nzd"),
+)
+_CURRENCIES = {name: code for code, names in _CURRENCY_GROUPS for name in names.split()}
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_RATE_TARGETS = (
+    r"day|night|hour|week|month|year|person|guest|pax|trip|booking|room|group|adult|"
+    r"child|traveller|participant|bag"
+)
+_RATE = re.compile(
+    rf"(\d|%|\b(?:usd|eur|gbp|chf|dollars?|euros?|hours?|hrs?|minutes?|mins?|km|kg|miles?|"
+    rf"kilometres?|per_\w+)\b)(\s*/\s*|\s+(?:per|a|an)\s+)({_RATE_TARGETS})s?\b"
+)
+_QUANTITY = re.compile(
+    rf"(?P<time>\b(?P<th>\d{{1,2}})(?::(?P<tm>\d{{2}}))?\s*(?P<ap>a\.?m\.?|p\.?m\.?)(?![a-z])"
+    rf"|\b(?P<h24>[01]?\d|2[0-3]):(?P<m24>[0-5]\d)\b|\b(?:noon|midday)\b|\bmidnight\b)"
+    rf"|(?P<date>\b(?P<mon>{'|'.join(_MONTHS)})[a-z]*\.?\s+(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"|\b(?P<dd2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon2>{'|'.join(_MONTHS)})[a-z]*\b)"
+    rf"|(?P<money>(?P<cur>us\$|\$|€|£|\b(?:usd|eur|gbp|chf|cad|aud|nzd)\b)\s?(?P<mv>{_NUM})"
+    rf"|(?P<mv2>{_NUM})\s?(?P<cur2>usd|eur|gbp|chf|dollars?|euros?|€)\b)"
+    rf"|(?P<measure>(?P<n1>{_NUM})(?:\s*(?P<sep>-|to|or|and)\s*(?P<n2>{_NUM}))?\s*-?\s*"
+    rf"(?P<unit>{_UNIT_ALT})(?![a-z])(?P<old>[\s-]+old)?)"
+    rf"|(?P<ordinal>\b(?:day|no\.?|number|room|stage|route)\s+\d+)"
+    rf"|(?P<year>\b(?:19|20)\d\d\b)"
+    rf"|(?P<bare>(?P<b1>{_NUM})(?:\s*(?P<bsep>-|to)\s*(?P<b2>{_NUM}))?)"
+)
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def normalise_text(text: str) -> str:
+    """NFKC, lower case, plain quotes and dashes, word numbers as digits, rates marked."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = text.replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", " - ")
+    for _ in range(3):
+        text = _RATE.sub(lambda m: f"{m.group(1)} per_{m.group(3)}", text)
+    text = re.sub(
+        r"(\d+)\s+(?:or|and)\s+(?:more|over|older|above|longer)\s+(?=[a-z%])", r"minimum \1 ", text
+    )
+    text = re.sub(
+        r"\b(?:a|an|one)\s+(?=(?:minute|hour|day|week|fortnight|month|year|night)s?\b)", "1 ", text
+    )
+    words = "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
+    return re.sub(rf"\b({words})\b(?!\s+of\b|-way)", lambda m: str(_WORD_NUMBERS[m.group(1)]), text)
+
+
+def _measure(match: re.Match[str], text: str) -> tuple[list[Quantity], str]:
+    raw = match.group("unit")
+    kind, factor = _UNITS.get(
+        raw, _UNITS.get(raw[:-1] if raw.endswith("s") else raw, ("count", 1.0))
+    )
+    before = text[max(0, match.start() - 24) : match.start()]
+    if kind == "duration_month" and (match.group("old") or re.search(r"\bage[ds]?\b", before)):
+        kind, factor = "count", 1.0
+    values = [_number(match.group("n1"))] + (
+        [_number(match.group("n2"))] if match.group("n2") else []
+    )
+    scaled = [v * factor for v in values]
+    if len(scaled) == 2 and match.group("sep") in {"-", "to"}:
+        low, high = min(scaled), max(scaled)
+        return [Quantity(kind, v, low, high) for v in scaled], " age " if kind == "count" else " "
+    return [Quantity(kind, v) for v in scaled], " age " if kind == "count" else " "
+
+
+def extract_quantities(text: str) -> tuple[list[tuple[Quantity, int]], str]:
+    """Quantities of normalised text (each with its offset in the result) and the text with the
+    quantities blanked out."""
+    found: list[tuple[Quantity, int]] = []
+    pieces: list[str] = []
+    last = 0
+    offset = 0
+    for match in _QUANTITY.finditer(text):
+        replacement = " "
+        quantities: list[Quantity] = []
+        if match.group("time"):
+            if match.group("ap"):
+                hour = int(match.group("th")) % 12 + (12 if match.group("ap")[0] == "p" else 0)
+                minutes = hour * 60 + int(match.group("tm") or 0)
+            elif match.group("h24"):
+                minutes = int(match.group("h24")) * 60 + int(match.group("m24"))
+            else:
+                minutes = 0 if "midnight" in match.group("time") else 720
+            quantities.append(Quantity("time", float(minutes)))
+        elif match.group("date"):
+            month = _MONTHS.index(match.group("mon") or match.group("mon2")) + 1
+            day = int(match.group("dd") or match.group("dd2"))
+            quantities.append(Quantity("date", month * 100.0 + day))
+        elif match.group("money"):
+            currency = _CURRENCIES[(match.group("cur") or match.group("cur2")).strip()]
+            amount = _number(match.group("mv") or match.group("mv2"))
+            quantities.append(Quantity(f"money_{currency}", amount))
+        elif match.group("measure"):
+            quantities, replacement = _measure(match, text)
+        elif match.group("ordinal"):
+            replacement = " " + re.sub(r"\W+", "", match.group("ordinal")) + " "
+        elif match.group("bare"):
+            values = [_number(match.group("b1"))]
+            if match.group("b2"):
+                values.append(_number(match.group("b2")))
+            bounds = (min(values), max(values)) if len(values) == 2 else (None, None)
+            quantities.extend(Quantity("count", v, *bounds) for v in values)
+        head = text[last : match.start()]
+        offset += len(head)
+        found.extend((quantity, offset) for quantity in quantities)
+        pieces.append(head + replacement)
+        offset += len(replacement)
+        last = match.end()
+    pieces.append(text[last:])
+    return found, "".join(pieces)
