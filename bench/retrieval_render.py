@@ -40,7 +40,8 @@ def render(result: dict[str, Any]) -> str:
         "",
         table(
             ["size", "vectors", "chunks", "versions", "terms", "MiB", "load ms", "n",
-             "SQL chunks ms", "SQL vectors ms", "SQL other ms", "build ms"],
+             "SQL chunks ms", "SQL vectors ms", "SQL other ms", "build ms",
+             "reload, one version changed ms"],
             [_snapshot_row(s) for s in sizes],
         ),
         "",
@@ -105,7 +106,8 @@ def _snapshot_row(s: dict[str, Any]) -> list[Any]:
     return [s["target"], snap["vector_count"], snap["chunk_count"], snap["version_count"],
             snap["term_count"], round(snap["nbytes"] / 2**20, 2), pair(snap["load_ms"]),
             snap["load_ms"]["n"], phases["sql_chunks_ms"], phases["sql_vectors_ms"],
-            round(other, 2), phases["build_ms"]]  # fmt: skip
+            round(other, 2), phases["build_ms"],
+            pair(snap["reload_one_version_ms"]) if "reload_one_version_ms" in snap else "-"]  # fmt: skip
 
 
 def _latency_table(sizes: list[dict[str, Any]]) -> str:
