@@ -48,7 +48,7 @@ def latency_run(
     from kb_retrieval.db import Database
     from kb_retrieval.retrieval.config import RetrievalConfig
     from kb_retrieval.retrieval.retriever import Retriever
-    from kb_retrieval.retrieval.snapshot import SNAPSHOTS, read_generation
+    from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
 
     db = Database(with_timeout(url, args.timeout_s))
     config = RetrievalConfig(cache_ttl_seconds=0, **overrides)

@@ -85,12 +85,8 @@ def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]
     """
     from kb_retrieval.db import Database
     from kb_retrieval.retrieval import sql
-    from kb_retrieval.retrieval.snapshot import (
-        TenantSnapshot,
-        load_snapshot,
-        read_generation,
-        unit_windows,
-    )
+    from kb_retrieval.retrieval.snapshot import TenantSnapshot
+    from kb_retrieval.retrieval.snapshot_store import load_snapshot, read_generation, unit_windows
 
     key = snapshot_key(kb)
     times, snapshot = [], None

@@ -14,12 +14,8 @@ from kb_retrieval.retrieval import candidates as legs
 from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
-from kb_retrieval.retrieval.snapshot import (
-    SNAPSHOTS,
-    SnapshotKey,
-    load_snapshot,
-    read_generation,
-)
+from kb_retrieval.retrieval.snapshot import SnapshotKey
+from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, load_snapshot, read_generation
 from tests.conftest import EVAL_AS_OF, GOLDEN, copy_tenant
 
 AS_OF = date.fromisoformat(EVAL_AS_OF)

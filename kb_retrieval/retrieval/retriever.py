@@ -34,7 +34,8 @@ from kb_retrieval.retrieval.scoring import (
     vector_feature,
 )
 from kb_retrieval.retrieval.selection import select_pack
-from kb_retrieval.retrieval.snapshot import SNAPSHOTS, SnapshotKey, TenantSnapshot, read_generation
+from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot
+from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
 from kb_retrieval.retrieval.verdict import decide
 from kb_retrieval.trips import known_trip_entities
 

@@ -19,24 +19,20 @@ import dataclasses
 import json
 import math
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
-from kb_retrieval.db.connection import UnknownTenantError
-from kb_retrieval.models import Category
-from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.candidates import (
     Candidate,
     PipelineKey,
     VersionInfo,
     candidate_from_row,
 )
+from kb_retrieval.retrieval.postings import Postings, build_postings, merge_postings
 
 SnapshotKey = PipelineKey
 
@@ -64,7 +60,9 @@ class TenantSnapshot:
 
     `chunk_rows` are SNAPSHOT_CHUNKS rows; `window_rows` are (chunk_pk, window_index, vector)
     with unit-length vectors (`unit_windows` of SNAPSHOT_VECTORS rows); `builds` maps each
-    version to the `indexed_at` of the build its rows come from.
+    version to the `indexed_at` of the build its rows come from. With `previous`, the rows of
+    every version outside `fetched_versions` come from that older snapshot, whose postings are
+    then remapped instead of rebuilt from `term_freqs`.
     """
 
     def __init__(
@@ -77,6 +75,7 @@ class TenantSnapshot:
         trip_titles: Sequence[str],
         builds: dict[str, Any] | None = None,
         fetched_versions: Sequence[str] = (),
+        previous: TenantSnapshot | None = None,
     ) -> None:
         self.key = key
         self.generation = generation
@@ -92,7 +91,11 @@ class TenantSnapshot:
         self.chunk_pk = np.array([r[0] for r in rows], dtype=np.int64)
         self.chunk_version = np.array([position[r[1]] for r in rows], dtype=np.int32)
         self.term_count = np.array([r[11] for r in rows], dtype=np.float64)
-        self.postings = _postings([_freqs(r[12]) for r in rows])
+        fetched = set(fetched_versions)
+        if previous is not None:
+            self.postings = _reused_postings(previous, fetched, rows)
+        else:
+            self.postings = build_postings([_freqs(r[12]) for r in rows])
         # Each chunk's row as SNAPSHOT_CHUNKS returns it (term_freqs as JSON text): the
         # candidates' rows without a round trip (8-15 ms per retrieval at 100k, bench/).
         self._rows = {int(r[0]): (*r[:12], _json_text(r[12])) for r in rows}
@@ -105,7 +108,7 @@ class TenantSnapshot:
         self.window_chunk = np.array([w[0] for w in windows], dtype=np.int64)
         self.window_index = np.array([w[1] for w in windows], dtype=np.int32)
         self.window_first = self.window_index == 0
-        arrays = [_as_array(w[2]) for w in windows]
+        arrays = [as_float32(w[2]) for w in windows]
         dim = len(arrays[0]) if arrays else 0
         self.vectors = np.array(arrays, dtype=np.float32).reshape(len(arrays), dim)
         self.window_rows, self.window_starts = (
@@ -182,7 +185,7 @@ class TenantSnapshot:
         self, mask: np.ndarray, vectors: np.ndarray, k: int, *, all_windows: bool = True
     ) -> list[Hit]:
         """(variant from 1, chunk_pk, best-window cosine) of the top k chunks per variant."""
-        queries = _normalized(np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1))
+        queries = normalized_rows(np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1))
         best = np.full((len(self.chunk_pk), len(queries)), -np.inf, dtype=np.float64)
         if self.vector_count and len(queries):
             sims = _similarities(self.vectors, queries)
@@ -201,7 +204,7 @@ class TenantSnapshot:
     ) -> dict[int, list[float]]:
         """Best-window cosine of each given chunk for each variant (float64 dot products of the
         stored float32 vectors; within 1e-6 of pgvector's `<=>`)."""
-        queries = _normalized(np.asarray(vectors, dtype=np.float64).reshape(len(vectors), -1))
+        queries = normalized_rows(np.asarray(vectors, dtype=np.float64).reshape(len(vectors), -1))
         out: dict[int, list[float]] = {}
         for pk in pks:
             span = self._windows_of.get(int(pk))
@@ -298,10 +301,29 @@ def _similarities(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return product.numpy()
 
 
-def _as_array(value: Any) -> np.ndarray:
+def as_float32(value: Any) -> np.ndarray:
     """A pgvector `Vector` (or anything array-like) as float32."""
     to_numpy = getattr(value, "to_numpy", None)
     return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
+
+
+def _reused_postings(
+    previous: TenantSnapshot, fetched: set[str], rows: Sequence[Sequence[Any]]
+) -> Postings:
+    """The postings of `rows`: the previous snapshot's, remapped, for chunks of versions it
+    already held; built from `term_freqs` for the chunks of the `fetched` versions."""
+    new_row = {int(r[0]): i for i, r in enumerate(rows) if r[1] not in fetched}
+    remap = np.full(len(previous.chunk_pk), -1, dtype=np.int64)
+    old_versions = previous.version_ids
+    for old_row, (pk, version) in enumerate(
+        zip(previous.chunk_pk.tolist(), previous.chunk_version.tolist(), strict=True)
+    ):
+        if old_versions[version] not in fetched:
+            remap[old_row] = new_row.get(pk, -1)
+    fresh = [(i, r) for i, r in enumerate(rows) if r[1] in fetched]
+    fresh_postings = build_postings([_freqs(r[12]) for _, r in fresh])
+    fresh_rows = np.array([i for i, _ in fresh], dtype=np.int64)
+    return merge_postings(previous.postings, remap, fresh_postings, fresh_rows)
 
 
 def _freqs(value: str | dict[str, int]) -> dict[str, int]:
@@ -316,158 +338,6 @@ def _with_superseded(info: VersionInfo, superseded: bool) -> VersionInfo:
     return dataclasses.replace(info, superseded=superseded)
 
 
-def _normalized(matrix: np.ndarray) -> np.ndarray:
+def normalized_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True) if matrix.size else matrix
     return matrix / np.where(norms == 0, 1, norms) if matrix.size else matrix
-
-
-def _postings(term_freqs: Sequence[dict[str, int]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """term -> (chunk rows ascending, term frequencies) from each chunk's `term_freqs`.
-
-    Built with C-level iteration (chain, map, fromiter): a Python loop over the 1.5 M (chunk,
-    term) pairs of a 10,000-chunk tenant took most of the snapshot's load time.
-    """
-    lengths = np.fromiter(map(len, term_freqs), dtype=np.int64, count=len(term_freqs))
-    total = int(lengths.sum())
-    if not total:
-        return {}
-    terms = list(chain.from_iterable(term_freqs))
-    tfs = np.fromiter(
-        chain.from_iterable(freqs.values() for freqs in term_freqs), dtype=np.float64, count=total
-    )
-    vocabulary = sorted(set(terms))
-    index = {term: i for i, term in enumerate(vocabulary)}
-    ids = np.fromiter(map(index.__getitem__, terms), dtype=np.int64, count=total)
-    rows = np.repeat(np.arange(len(term_freqs), dtype=np.int64), lengths)
-    order = np.argsort(ids, kind="stable")
-    sorted_ids, row_array, tf_array = ids[order], rows[order], tfs[order]
-    bounds = np.searchsorted(sorted_ids, np.arange(len(vocabulary) + 1))
-    return {
-        term: (row_array[bounds[i] : bounds[i + 1]], tf_array[bounds[i] : bounds[i + 1]])
-        for i, term in enumerate(vocabulary)
-    }
-
-
-def read_generation(conn: Any, tenant_id: str) -> int:
-    """The tenant's index generation (0 before its first document); UnknownTenantError for a
-    tenant that was never registered."""
-    registered, generation = conn.execute(sql.INDEX_GENERATION, {"tenant_id": tenant_id}).fetchone()
-    if not registered:
-        raise UnknownTenantError(tenant_id)
-    return int(generation or 0)
-
-
-def load_snapshot(
-    conn: Any,
-    key: SnapshotKey,
-    generation: int,
-    max_vectors: int,
-    previous: TenantSnapshot | None = None,
-) -> TenantSnapshot | None:
-    """Read a tenant's snapshot, or None when it has more than `max_vectors` windows.
-
-    The caller reads `generation` first in the same transaction: what is loaded is then at
-    least as new as the generation it is tagged with, never older. With `previous` (an older
-    snapshot of the same tenant and pipeline), the rows of every version whose build it holds
-    are reused and only the other versions' chunks and vectors are read: a version's rows are
-    fixed by its immutable content and its build (a rebuild gets a new `indexed_at`).
-    """
-    params = key.params()
-    version_rows = conn.execute(sql.SNAPSHOT_VERSIONS, params).fetchall()
-    facts = _version_facts(version_rows)
-    builds = {row[0]: row[8] for row in version_rows}
-    params["versions"] = sorted(facts)
-    count = conn.execute(sql.VECTOR_COUNT, params).fetchone()[0]
-    if count > max_vectors:
-        return None
-    chunk_rows, window_rows, kept = previous.reusable(builds) if previous else ([], [], set())
-    params["versions"] = sorted(set(facts) - kept)
-    if params["versions"]:
-        chunk_rows += conn.execute(sql.SNAPSHOT_CHUNKS, params).fetchall()
-        # Binary transfer: parsing the text form of 384 floats per row was most of the load time.
-        cursor = conn.cursor(binary=True)
-        window_rows += unit_windows(cursor.execute(sql.SNAPSHOT_VECTORS, params).fetchall())
-    titles = [row[0] for row in conn.execute(sql.TRIP_TITLES, params)]
-    return TenantSnapshot(
-        key, generation, facts, chunk_rows, window_rows, titles, builds, params["versions"]
-    )
-
-
-def unit_windows(rows: Sequence[tuple[int, int, Any]]) -> list[tuple[int, int, np.ndarray]]:
-    """SNAPSHOT_VECTORS rows with unit-length float32 vectors (normalised once, when read, so a
-    reused row keeps its exact bits)."""
-    if not rows:
-        return []
-    matrix = _normalized(np.array([_as_array(r[2]) for r in rows], dtype=np.float32))
-    return [(int(r[0]), int(r[1]), matrix[i]) for i, r in enumerate(rows)]
-
-
-def _version_facts(rows: Sequence[tuple[Any, ...]]) -> dict[str, VersionFacts]:
-    superseders: dict[str, list[date | None]] = {}
-    for row in rows:
-        if row[7] is not None:
-            superseders.setdefault(row[7], []).append(row[5])
-    out = {}
-    for row in rows:
-        info = VersionInfo(
-            row[0], row[1], row[2], Category(row[3]), row[4], row[5], row[6], row[7], False
-        )
-        dates = sorted(superseders.get(row[0], []), key=lambda d: (d is not None, d))
-        out[row[0]] = VersionFacts(info, tuple(dates))
-    return out
-
-
-class SnapshotStore:
-    """Process-wide LRU of tenant snapshots, bounded by their size in bytes; thread-safe."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[tuple[str, SnapshotKey, int], tuple[int, TenantSnapshot | None]]
-        self._items = OrderedDict()
-        self._lock = threading.Lock()
-        self.loads = 0
-
-    def get(
-        self,
-        conn: Any,
-        database: str,
-        key: SnapshotKey,
-        generation: int,
-        *,
-        max_vectors: int,
-        max_bytes: int | None = None,
-    ) -> TenantSnapshot | None:
-        """The snapshot for this generation, loading it if needed; None: search in PostgreSQL.
-
-        Keyed by the size bound too: a tenant too large for one configuration may fit another.
-        Two threads asking for a stale snapshot at once may both load it (the last one stays).
-        """
-        slot = (database, key, max_vectors)
-        with self._lock:
-            if max_bytes is not None:
-                self.max_bytes = max_bytes
-            found = self._items.get(slot)
-            if found is not None and found[0] == generation:
-                self._items.move_to_end(slot)
-                return found[1]
-        previous = found[1] if found is not None else None
-        snapshot = load_snapshot(conn, key, generation, max_vectors, previous)
-        with self._lock:
-            self.loads += 1
-            self._items[slot] = (generation, snapshot)
-            self._items.move_to_end(slot)
-            self._evict()
-        return snapshot
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-    def _evict(self) -> None:
-        total = sum(s.nbytes for _, s in self._items.values() if s is not None)
-        while total > self.max_bytes and len(self._items) > 1:
-            _, (_, oldest) = self._items.popitem(last=False)
-            total -= oldest.nbytes if oldest is not None else 0
-
-
-SNAPSHOTS = SnapshotStore(max_bytes=2 * 1024**3)
