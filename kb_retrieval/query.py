@@ -86,6 +86,7 @@ class QueryPlan:
     quoted_terms: tuple[str, ...]
     dates: tuple[str, ...] = ()
     trip_terms: tuple[str, ...] = ()
+    trip_names: tuple[str, ...] = ()  # the tenant's trip names the email mentions
 
 
 @dataclass(frozen=True)
@@ -502,4 +503,5 @@ def build_query_plan(
         quoted_terms=tuple(_dedupe(term for _, term in quoted)),
         dates=tuple(dates),
         trip_terms=tuple(trip_terms),
+        trip_names=tuple(matched),
     )

@@ -62,7 +62,9 @@ INTENT_PATTERNS: dict[str, str] = {
     r"|\bbalance\b|\bcredit card\b|\bcharg(?:e|ed|es)\b|\bbank transfer\b"
     r"|\bgift (?:cards?|certificates?|vouchers?)\b",
     "pickup": r"\bpick[- ]?ups?\b|\bpick (?:me|us) up\b|\bdrop[- ]?offs?\b|(?<!bank )\btransfers?\b"
-    r"|\bshuttles?\b|\bairport\b|\bmeet(?:ing)? (?:point|place|location)\b",
+    r"|\bshuttles?\b|\bairport\b|\bmeet(?:ing)? (?:point|place|location)\b"
+    r"|\bwhere (?:do|should|will|shall) (?:we|i) meet\b"
+    r"|\bwhat time (?:do|should|will|shall) (?:we|i) (?:meet|start|leave)\b",
     "price": r"\bprices?\b|\bpricing\b|\bcosts?\b|\bhow much\b|\bfees?\b|\bdiscounts?\b"
     r"|\bpromo\w*|\bsupplements?\b|\bgratuit\w*|\btipping\b",
     "refund": r"\brefund\w*|\breimburs\w*|\bmoney back\b|\bcredit note\b|\bvouchers?\b",

@@ -456,3 +456,11 @@ def test_paying_a_deposit_to_hold_places_is_not_an_exception_request():
 )
 def test_a_persons_age_is_an_age_question(text: str, is_age: bool):
     assert ("age" in build_query_plan(text).intents) is is_age
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Where do we meet on the first day?", "What time do we meet on the first morning?"],
+)
+def test_where_and_when_to_meet_are_pickup_logistics(text: str):
+    assert "pickup" in build_query_plan(text).intents

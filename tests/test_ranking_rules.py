@@ -282,6 +282,11 @@ def test_departure_logistics_of_no_named_trip_ask_which_trip():
     broken = itinerary("bg_0", "Broken Group Islands Explorer - 4 Days", 0.2)
     verdict = decide(meeting, [terms, johnstone, broken], CONFIG)
     assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
+    named_person = plan("My friend Anna and I wonder: what time do we meet on the first morning?")
+    assert named_person.entities and not named_person.trip_names
+    assert decide(named_person, [terms, johnstone, broken], CONFIG).outcome.value == (
+        "ASK_CLARIFYING_QUESTION"
+    ), "a person's name does not pin down the trip"
     assert decide(meeting, [terms, johnstone], CONFIG).outcome.value == "OK_TO_DRAFT"
     gear = plan("Do I need to bring my own paddle jacket?")
     assert decide(gear, [terms, johnstone, broken], CONFIG).outcome.value == "OK_TO_DRAFT", (

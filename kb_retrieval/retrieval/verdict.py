@@ -108,7 +108,7 @@ def _departure_specific(pack: Sequence[Candidate], best: Candidate) -> bool:
 
 def _unnamed_trip_logistics(plan: QueryPlan, pack: Sequence[Candidate]) -> bool:
     """Meeting point or start time asked of no named trip, with several itineraries in the pack."""
-    if plan.entities or not LOGISTICS_INTENTS.intersection(plan.intents):
+    if plan.trip_names or not LOGISTICS_INTENTS.intersection(plan.intents):
         return False
     docs = {c.version.doc_id for c in pack if c.version.category is Category.TRIP_ITINERARY}
     return len(docs) >= 2
