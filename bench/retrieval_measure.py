@@ -245,9 +245,6 @@ def sql_steps(
         snapshot.eligible_versions(AS_OF, audit=False),
     )
     steps: dict[str, Callable[[Any, Any, LegQuery], Any]] = {
-        "fetch_rows": lambda conn, scope, q: legs.fetch_candidates(
-            conn, memory_scope, q.candidates, None
-        ),
         "fetch_candidates": lambda conn, scope, q: legs.fetch_candidates(
             conn, memory_scope, q.candidates, q.vectors
         ),

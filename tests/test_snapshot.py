@@ -116,6 +116,10 @@ def test_candidate_cosines_match_pgvector(db, minilm, real_pipeline, demo_index)
     assert set(got) == set(expected) and len(got) >= 10
     for pk, candidate in expected.items():
         assert got[pk] == pytest.approx(candidate.sims, abs=1e-6)
+    from_memory = snapshot.candidates(pks, versions)
+    for pk, candidate in expected.items():
+        candidate.sims = []
+        assert from_memory[pk] == candidate, "the snapshot's rows are the database's rows"
 
 
 def test_in_memory_and_database_paths_give_the_same_packs(db, minilm, real_pipeline, demo_index):

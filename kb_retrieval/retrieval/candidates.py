@@ -214,17 +214,12 @@ def merge_quota(
 
 
 def fetch_candidates(
-    conn: Any, scope: Scope, ids: list[int], vectors: np.ndarray | None
+    conn: Any, scope: Scope, ids: list[int], vectors: np.ndarray
 ) -> dict[int, Candidate]:
-    """The candidates' rows; with `vectors`, also each one's best-window cosine per variant
-    (without, `sims` stays empty for the caller to fill)."""
-    if vectors is None:
-        statement, params = sql.CANDIDATE_ROWS, {"tenant_id": scope.tenant_id, "ids": ids}
-    else:
-        statement = sql.CANDIDATE_DETAILS
-        params = {**scope.params(), "ids": ids, "vectors": list(vectors)}
+    """The candidates' rows with each one's best-window cosine per variant (PostgreSQL path)."""
+    params = {**scope.params(), "ids": ids, "vectors": list(vectors)}
     out = {}
-    for row in conn.execute(statement, params):
+    for row in conn.execute(sql.CANDIDATE_DETAILS, params):
         version = scope.versions.get(row[1])
         if version is not None:
             out[row[0]] = candidate_from_row(row, version)
@@ -232,8 +227,8 @@ def fetch_candidates(
 
 
 def candidate_from_row(row: Sequence[Any], version: VersionInfo) -> Candidate:
-    """A Candidate from a CANDIDATE_ROWS / CANDIDATE_DETAILS / SNAPSHOT_CHUNKS row (term_freqs
-    as a dict or as JSON text; sims, when the row has them, as column 13)."""
+    """A Candidate from a CANDIDATE_DETAILS row (term_freqs parsed, sims in column 13) or a
+    SNAPSHOT_CHUNKS row (term_freqs as JSON text, no sims: the snapshot fills them)."""
     freqs = row[12]
     sims = row[13] if len(row) > 13 else None
     return Candidate(

@@ -95,10 +95,10 @@ class TenantSnapshot:
         if previous is not None:
             self.postings = _reused_postings(previous, fetched, rows)
         else:
-            self.postings = build_postings([_freqs(r[12]) for r in rows])
+            self.postings = build_postings([json.loads(r[12]) for r in rows])
         # Each chunk's row as SNAPSHOT_CHUNKS returns it (term_freqs as JSON text): the
         # candidates' rows without a round trip (8-15 ms per retrieval at 100k, bench/).
-        self._rows = {int(r[0]): (*r[:12], _json_text(r[12])) for r in rows}
+        self._rows = {int(r[0]): tuple(r) for r in rows}
         self._row_bytes = sum(len(r[9]) + len(r[12]) + 200 for r in self._rows.values())
         row_of = {int(pk): i for i, pk in enumerate(self.chunk_pk)}
         windows = sorted(
@@ -321,17 +321,9 @@ def _reused_postings(
         if old_versions[version] not in fetched:
             remap[old_row] = new_row.get(pk, -1)
     fresh = [(i, r) for i, r in enumerate(rows) if r[1] in fetched]
-    fresh_postings = build_postings([_freqs(r[12]) for _, r in fresh])
+    fresh_postings = build_postings([json.loads(r[12]) for _, r in fresh])
     fresh_rows = np.array([i for i, _ in fresh], dtype=np.int64)
     return merge_postings(previous.postings, remap, fresh_postings, fresh_rows)
-
-
-def _freqs(value: str | dict[str, int]) -> dict[str, int]:
-    return json.loads(value) if isinstance(value, str) else value
-
-
-def _json_text(value: str | dict[str, int]) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
 def _with_superseded(info: VersionInfo, superseded: bool) -> VersionInfo:

@@ -117,16 +117,6 @@ FROM unnest(%(terms)s::text[]) AS t(term)
 """
 COUNT_SCOPE = f"SELECT count(*), coalesce(avg(c.term_count), 1) FROM chunks c WHERE {CHUNK_SCOPE}"
 
-# Candidate rows for the in-memory path (the snapshot computes the cosines itself).
-CANDIDATE_ROWS = """
-SELECT c.id, c.doc_version_id, c.chunk_id, c.chunk_index, c.section_title, c.page_start,
-       c.page_end, c.source_locator, c.token_count, c.text, c.policy_likeness_hint,
-       c.term_count, c.term_freqs, NULL AS sims
-FROM chunks c
-WHERE c.tenant_id = %(tenant_id)s AND c.id = ANY(%(ids)s)
-ORDER BY c.id
-"""
-
 # Candidate details plus the exact best-window cosine of every candidate for every variant.
 CANDIDATE_DETAILS = """
 SELECT c.id, c.doc_version_id, c.chunk_id, c.chunk_index, c.section_title, c.page_start,
@@ -165,7 +155,7 @@ WHERE v.tenant_id = %(tenant_id)s AND b.state = 'indexed'
 ORDER BY v.doc_version_id
 """
 
-# The columns of CANDIDATE_ROWS, so that a snapshot answers the candidates' rows from memory;
+# The columns of CANDIDATE_DETAILS but sims, so that a snapshot builds candidates from memory;
 # term_freqs as JSON text, kept as text per chunk (parsed dicts would take several times more).
 SNAPSHOT_CHUNKS = f"""
 SELECT c.id, c.doc_version_id, c.chunk_id, c.chunk_index, c.section_title, c.page_start,
