@@ -152,13 +152,13 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
 
 def judge_claim(claim: str, evidence_texts: Sequence[str]) -> Verdict:
     """Label one claim against evidence texts (see the module docstring for the rules)."""
-    units = evidence_units(evidence_texts)
-    if not units:
-        return Verdict("unrelated", "no evidence")
     if _plain_sentence(claim) in {
         _plain_sentence(sentence) for text in evidence_texts for sentence in split_sentences(text)
     }:
         return Verdict("supported", "a whole sentence of the evidence")
+    units = evidence_units(evidence_texts)
+    if not units:
+        return Verdict("unrelated", "no evidence")
     normalised = normalise_text(claim).strip().rstrip(".!")
     clauses = [c for c in _CLAIM_CLAUSE.split(normalised) if c and c.strip()]
     verdicts = [_judge_clause(clause_unit(clause), units) for clause in clauses]

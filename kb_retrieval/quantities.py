@@ -399,13 +399,11 @@ class _TokenIndex:
         return found
 
 
-def _keyword_hits(
-    tokens: list[str], keyword: tuple[str, ...], index: _TokenIndex | None = None
-) -> list[tuple[int, int]]:
+def _keyword_hits(index: _TokenIndex, keyword: tuple[str, ...]) -> list[tuple[int, int]]:
     """(first, last) token index of each occurrence of `keyword`."""
-    size = len(keyword)
+    tokens, size = index.tokens, len(keyword)
     last_start = len(tokens) - size
-    starts = (index or _TokenIndex(tokens)).starts(keyword[0])
+    starts = index.starts(keyword[0])
     return [
         (i, i + size - 1)
         for i in starts
@@ -435,7 +433,7 @@ def topic_of(context: str, kind: str | None = None) -> str | None:
         if topic.requires and not _mentions(tokens, topic.requires):
             continue
         for keyword in topic.keywords:
-            for first, last in _keyword_hits(tokens, keyword, index):
+            for first, last in _keyword_hits(index, keyword):
                 distance = 0 if anchor is None else max(anchor - last, first - anchor)
                 if distance <= _MAX_DISTANCE:
                     candidates.append((distance, -len(keyword), priority))
