@@ -174,7 +174,7 @@ def dagster_replicas(url: str, folders: list[list[Path]]) -> dict[str, Any]:
     started = time.perf_counter()
     from dagster import DagsterInstance
 
-    from kb_pipeline.ingest.runner import ingest_folder
+    from kb_pipeline.ingest.folder_ingest import ingest_folder
     from kb_pipeline.resources import KnowledgeBaseResource
 
     import_s = time.perf_counter() - started

@@ -33,9 +33,9 @@ def with_timeout(url: str, seconds: float) -> str:
 
 def plans_for(db: Any, queries: list[dict[str, Any]]) -> list[Any]:
     """The query plans Retriever.retrieve builds (same known entities from itinerary titles)."""
-    from kb_retrieval.query import build_query_plan
+    from kb_retrieval.query.plan import build_query_plan
+    from kb_retrieval.query.trips import trip_entities
     from kb_retrieval.retrieval.config import RetrievalConfig
-    from kb_retrieval.trips import trip_entities
 
     with db.tenant(MEASURED) as conn:
         titles = [
@@ -170,9 +170,9 @@ class LegQuery:
 
 def leg_queries(snapshot: Any, plans: list[Any], vectors: list[np.ndarray]) -> list[LegQuery]:
     """The searched queries with their in-memory candidates (what fetch_candidates receives)."""
-    from kb_retrieval.analyzer import analyze
     from kb_retrieval.retrieval import candidates as legs
     from kb_retrieval.retrieval.config import RetrievalConfig
+    from kb_retrieval.text.analyzer import analyze
 
     config = RetrievalConfig()
     mask = snapshot.chunk_mask(snapshot.eligible_versions(AS_OF, audit=False))

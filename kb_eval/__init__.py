@@ -3,8 +3,9 @@
 kb_eval.calibration (pandas tables) is imported on its own to keep this package light.
 """
 
-from kb_eval.beir import BeirDataset, BeirDocument, load_beir
+from kb_eval.beir.dataset import BeirDataset, BeirDocument, load_beir
 from kb_eval.golden import GoldenCase, GoldenFormatError, golden_schema, load_golden
+from kb_eval.metric_table import format_report
 from kb_eval.metrics import (
     METRIC_NAMES,
     CaseResult,
@@ -15,7 +16,6 @@ from kb_eval.metrics import (
     is_covered,
     normalise_quote,
 )
-from kb_eval.report import format_report
 
 __all__ = [
     "METRIC_NAMES",

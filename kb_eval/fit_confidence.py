@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from kb_eval.golden import load_golden
+from kb_eval.golden_eval import _email_payload
 from kb_eval.metrics import is_covered
-from kb_eval.runner import _email_payload
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
 from kb_retrieval.service import open_knowledge_base
 

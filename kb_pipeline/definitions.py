@@ -6,16 +6,16 @@ import os
 
 from dagster import Definitions, EnvVar
 
-from kb_pipeline.eval.assets import release_evaluation
-from kb_pipeline.eval.checks import release_gates
+from kb_pipeline.freshness.assets import staleness_report_asset
+from kb_pipeline.freshness.schedules import nightly_staleness_schedule, staleness_job
 from kb_pipeline.index.assets import chunk_embeddings, search_index
 from kb_pipeline.index.checks import documents_reached_indexed
-from kb_pipeline.index.schedules import nightly_staleness_schedule, staleness_job
-from kb_pipeline.index.staleness import staleness_report_asset
 from kb_pipeline.ingest.assets import document_chunks, parsed_documents
 from kb_pipeline.ingest.jobs import ingest_job
 from kb_pipeline.ingest.sensors import tenant_folder_sensor
 from kb_pipeline.release.assets import release_index, release_promotion
+from kb_pipeline.release.checks import release_gates
+from kb_pipeline.release.evaluation import release_evaluation
 from kb_pipeline.release.sensors import release_candidate_sensor, release_job
 from kb_pipeline.resources import KnowledgeBaseResource
 

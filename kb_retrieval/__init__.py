@@ -1,0 +1,18 @@
+"""Trust-first knowledge grounding: a plain library (no Dagster) with two flows.
+
+Ingest (a tenant folder becomes a searchable, versioned index):
+    ingestion/manifest.py   read and validate `kb.yaml`, register versions by content hash
+    parsing/                 PDF, DOCX, HTML, text and structured entries in a guarded worker
+    ingestion/chunking.py    token-bounded chunks with stable ids and source locators
+    ingestion/pipeline.py    register -> parse -> chunk -> embed -> publish, idempotent per build
+    embedding.py             MiniLM (and the fake-hash test double), windowed chunk embeddings
+
+Ask (a guest email becomes an evidence pack with a verdict):
+    query/                   the email read as a query plan: thread, variants, intents, trips
+    retrieval/               candidates (vector + BM25, snapshot or SQL), scoring, selection,
+                             conflicts, verdict and the evidence pack
+    service.py               one entry point: database, embedder, serving release, retriever
+
+Shared: text/ (analyzer, sentences, quantities), models.py (enums, records), db/ (server,
+connections, migrations), releases.py (release registry), freshness.py (staleness report).
+"""

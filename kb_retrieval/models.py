@@ -151,3 +151,12 @@ class Chunk:
         if self.page_start is None:
             return None
         return f"{self.page_start}-{self.page_end}"
+
+
+@dataclass(frozen=True)
+class PipelineVersions:
+    """The idempotency tuple of 001 item 4, minus tenant and version."""
+
+    parser_version: str
+    chunker_version: str
+    embedding_model_id: str

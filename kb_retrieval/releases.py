@@ -20,7 +20,7 @@ from psycopg.types.json import Jsonb
 
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder, FakeHashEmbedder, MiniLMEmbedder, WindowConfig
-from kb_retrieval.ingestion.pipeline import PipelineVersions
+from kb_retrieval.models import PipelineVersions
 from kb_retrieval.retrieval.config import RetrievalConfig
 
 RELEASE_PREFIX = "rel-"

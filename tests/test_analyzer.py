@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb_retrieval.analyzer import (
+from kb_retrieval.text.analyzer import (
     ANALYZER_VERSION,
     KEEP_TERMS,
     STOPWORDS,

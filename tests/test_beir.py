@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_eval.beir import BeirFormatError, load_beir, read_qrels
+from kb_eval.beir.dataset import BeirFormatError, load_beir, read_qrels
 from kb_eval.metrics import beir_metrics, beir_per_query, rank_documents
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"

@@ -9,8 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from kb_eval.beir import BeirDataset, load_beir
-from kb_eval.beir_runner import (
+from kb_eval.beir.comparison import (
     RUN_LABELS,
     BeirReport,
     doc_version_id_for,
@@ -21,6 +20,7 @@ from kb_eval.beir_runner import (
     tenant_id_for,
     write_tenant_folder,
 )
+from kb_eval.beir.dataset import BeirDataset, load_beir
 from kb_pipeline.cli.beir_cmd import eval_beir
 
 TOPICS = [

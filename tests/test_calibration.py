@@ -19,8 +19,8 @@ from kb_eval.calibration import (
     reliability_table,
 )
 from kb_eval.golden import GoldenCase
+from kb_eval.metric_table import format_report
 from kb_eval.metrics import METRIC_NAMES, CaseResult, EvidenceRef
-from kb_eval.report import format_report
 
 PAIRS = [(0.05, True), (0.15, False), (0.15, True), (1.0, True), (0.3, False)]
 

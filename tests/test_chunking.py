@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kb_retrieval.chunking import (
+from kb_retrieval.ingestion.chunking import (
     CHUNKER_VERSION,
     ChunkerConfig,
     WordPieceCounter,
@@ -21,9 +21,9 @@ from kb_retrieval.chunking import (
     sentence_bounds,
     slugify_section,
 )
+from kb_retrieval.ingestion.policy_hint import policy_likeness_hint
 from kb_retrieval.model_files import load_fast_tokenizer
 from kb_retrieval.models import Chunk, ParsedDocument, PolicyLikeness, Span, SpanKind
-from kb_retrieval.policy_hint import policy_likeness_hint
 
 DEFAULT = ChunkerConfig()
 VOCAB = re.findall(

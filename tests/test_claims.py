@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb_eval.claims import is_policy_like, policy_topics, split_claims, split_sentences
+from kb_eval.judge.claims import is_policy_like, policy_topics, split_claims, split_sentences
 
 
 def test_sentences_are_exact_substrings() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb_retrieval.conflicts import (
+from kb_retrieval.models import Category
+from kb_retrieval.retrieval.conflicts import (
     BENEFIT_DENIAL,
     CONFLICT_KINDS,
     EXCEPTION_REQUEST,
@@ -16,7 +17,6 @@ from kb_retrieval.conflicts import (
     ConflictInput,
     detect_conflicts,
 )
-from kb_retrieval.models import Category
 
 POLICY_7_DAYS = "Cancellations within 7 calendar days of departure are non-refundable."
 BROCHURE_24H = "Flexible booking: free 24-hour cancellation on all tours!"

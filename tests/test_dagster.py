@@ -9,9 +9,9 @@ from dagster import DagsterInstance, build_sensor_context, materialize
 from typer.testing import CliRunner
 
 from kb_pipeline.definitions import defs
+from kb_pipeline.ingest.folder_ingest import INGEST_ASSETS, ingest_folder
 from kb_pipeline.ingest.partitions import doc_version_partitions, partition_key
 from kb_pipeline.ingest.registration import register_folder
-from kb_pipeline.ingest.runner import INGEST_ASSETS, ingest_folder
 from kb_pipeline.ingest.sensors import tenant_folder_sensor
 from kb_pipeline.resources import KnowledgeBaseResource
 from tests.conftest import DEMO_TENANTS

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_eval.draft_metrics import (
+from kb_eval.drafts.metrics import (
     DraftFormatError,
     DraftRecord,
     attribute_citations,

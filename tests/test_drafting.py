@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from kb_eval.claims import is_policy_like, split_claims
-from kb_eval.draft_metrics import DraftRecord, grade_drafts
-from kb_eval.drafting import (
+from kb_eval.drafts.drafters import (
     ASK_MORE_DETAIL,
     ASK_TRIP_DATE,
     MAX_SENTENCES,
@@ -19,12 +17,14 @@ from kb_eval.drafting import (
     ExtractiveDrafter,
     draft_reply,
 )
-from kb_eval.llm_adapter import (
+from kb_eval.drafts.llm import (
     LLMConfig,
     LLMError,
     OpenAICompatibleDrafter,
     drafter_from_env,
 )
+from kb_eval.drafts.metrics import DraftRecord, grade_drafts
+from kb_eval.judge.claims import is_policy_like, split_claims
 
 GUEST = "Can we cancel 5 days before departure and still get a full refund? What is the deposit?"
 

@@ -15,15 +15,15 @@ import typer
 from dagster import DagsterInstance, SkipReason, build_sensor_context, materialize
 from typer.testing import CliRunner
 
-from kb_eval.draft_eval import grade_golden_drafts
+from kb_eval.drafts.grading import grade_golden_drafts
 from kb_eval.golden import load_golden
-from kb_eval.runner import evaluate_cases
+from kb_eval.golden_eval import evaluate_cases
 from kb_pipeline.cli.drafts_cmd import eval_drafts
 from kb_pipeline.definitions import defs
-from kb_pipeline.eval.assets import release_evaluation, release_retriever
-from kb_pipeline.eval.checks import release_gates
-from kb_pipeline.eval.partitions import candidate_release, register_candidate, release_partitions
 from kb_pipeline.release.assets import release_index, release_promotion
+from kb_pipeline.release.checks import release_gates
+from kb_pipeline.release.evaluation import release_evaluation, release_retriever
+from kb_pipeline.release.partitions import candidate_release, register_candidate, release_partitions
 from kb_pipeline.release.sensors import release_candidate_sensor
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_retrieval.db import Database

@@ -392,7 +392,7 @@ def test_every_row_is_tenant_scoped_by_row_level_security(tmp_path, real_pipelin
 def test_changed_chunker_version_rebuilds_chunks_but_not_the_parse(
     tmp_path, real_pipeline, db, minilm
 ):
-    from kb_retrieval.chunking import ChunkerConfig
+    from kb_retrieval.ingestion.chunking import ChunkerConfig
 
     folder = mixed_folder(tmp_path, "rechunk-co")
     ingest(real_pipeline, folder)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_eval.judge import (
+from kb_eval.judge.claim_judge import (
     extract_quantities,
     judge_accuracy,
     judge_claim,

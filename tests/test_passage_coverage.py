@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kb_retrieval.analyzer import analyze
 from kb_retrieval.retrieval.scoring import passage_coverage
+from kb_retrieval.text.analyzer import analyze
 
 FILLER = " ".join(f"filler{i} word{i} text{i}" for i in range(40))
 

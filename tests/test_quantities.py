@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb_retrieval.quantities import (
+from kb_retrieval.text.quantities import (
     Quantity,
     extract_quantities,
     parse_number,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb_retrieval.email_thread import extract_guest_text
-from kb_retrieval.query import INTENTS, QueryPlan, build_query_plan
+from kb_retrieval.query.email_thread import extract_guest_text
+from kb_retrieval.query.plan import INTENTS, QueryPlan, build_query_plan
 
 EXAMPLE_1 = (
     "Can we cancel 5 days before and still get a full refund? "
@@ -399,7 +399,7 @@ def test_plans_from_domain_words_are_stable(words: list[str]) -> None:
 
 
 def test_same_trip_groups_departures_by_trip_name():
-    from kb_retrieval.trips import same_trip, trip_entities
+    from kb_retrieval.query.trips import same_trip, trip_entities
 
     june = "Patagonia Trek 7-Day Itinerary - 14 June 2026"
     assert "Patagonia Trek" in trip_entities([june])

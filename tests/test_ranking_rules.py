@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kb_retrieval.models import Category
-from kb_retrieval.query import build_query_plan
+from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.rerank import maybe_rerank

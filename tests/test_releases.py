@@ -8,10 +8,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from kb_retrieval.chunking import ChunkerConfig
 from kb_retrieval.db import Database
 from kb_retrieval.embedding import FakeHashEmbedder, MiniLMEmbedder
-from kb_retrieval.ingestion.pipeline import IngestionPipeline, PipelineVersions
+from kb_retrieval.ingestion.chunking import ChunkerConfig
+from kb_retrieval.ingestion.pipeline import IngestionPipeline
+from kb_retrieval.models import PipelineVersions
 from kb_retrieval.releases import (
     Release,
     active_release,

@@ -6,9 +6,9 @@ from datetime import date
 
 import pytest
 
-from kb_eval.draft_eval import grade_golden_drafts
+from kb_eval.drafts.grading import grade_golden_drafts
 from kb_eval.golden import load_golden
-from kb_eval.runner import EvalRun, evaluate_cases
+from kb_eval.golden_eval import EvalRun, evaluate_cases
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pack import dumps_pack, validate_pack

@@ -7,15 +7,15 @@ from datetime import date
 
 import pytest
 
-from kb_retrieval.analyzer import analyze
 from kb_retrieval.models import Category
-from kb_retrieval.query import build_query_plan
+from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval import candidates as legs
 from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
 from kb_retrieval.retrieval.snapshot import SnapshotKey
 from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, load_snapshot, read_generation
+from kb_retrieval.text.analyzer import analyze
 from tests.conftest import EVAL_AS_OF, GOLDEN, copy_tenant
 
 AS_OF = date.fromisoformat(EVAL_AS_OF)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from dagster import AssetCheckSeverity, DagsterInstance, build_schedule_context, materialize
 
-from kb_eval.staleness import VersionFacts, staleness_report
-from kb_pipeline.index.schedules import nightly_staleness_schedule, staleness_run_config
-from kb_pipeline.index.staleness import staleness_report_asset
+from kb_pipeline.freshness.assets import staleness_report_asset
+from kb_pipeline.freshness.schedules import nightly_staleness_schedule, staleness_run_config
 from kb_pipeline.resources import KnowledgeBaseResource
+from kb_retrieval.freshness import VersionFacts, staleness_report
 from tests.test_releases import fresh_database
 
 AS_OF = date(2026, 11, 15)

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kb_eval.beir_runner import RUN_LABELS, BeirReport
+from kb_eval.beir.comparison import RUN_LABELS, BeirReport
 
 METRICS = ("ndcg_at_10", "recall_at_10", "recall_at_100")
 
@@ -50,8 +50,8 @@ def eval_beir(
     ),
 ) -> None:
     """Ingest a BEIR corpus as one tenant and print nDCG@10, R@10, R@100 of kb and baselines."""
-    from kb_eval.beir import BeirFormatError, load_beir
-    from kb_eval.beir_runner import run_beir, select
+    from kb_eval.beir.comparison import run_beir, select
+    from kb_eval.beir.dataset import BeirFormatError, load_beir
     from kb_retrieval.db import Database, resolve_database_url
     from kb_retrieval.db.server import kb_home
     from kb_retrieval.service import make_embedder

@@ -25,11 +25,11 @@ def eval_drafts(
     ),
 ) -> None:
     """Grade drafts against the evidence each case retrieves: citation coverage, support."""
-    from kb_eval.draft_eval import DRAFT_METRICS, evidence_sources
-    from kb_eval.draft_metrics import DraftFormatError, grade_drafts, load_draft_records
+    from kb_eval.drafts.grading import DRAFT_METRICS, evidence_sources
+    from kb_eval.drafts.metrics import DraftFormatError, grade_drafts, load_draft_records
     from kb_eval.golden import GoldenFormatError, load_golden
-    from kb_eval.report import format_report
-    from kb_eval.runner import evaluate_cases
+    from kb_eval.golden_eval import evaluate_cases
+    from kb_eval.metric_table import format_report
     from kb_retrieval.service import open_knowledge_base
 
     for path in (file, golden):

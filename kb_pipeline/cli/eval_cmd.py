@@ -20,9 +20,9 @@ def evaluate(
 ) -> None:
     """Run every golden case through retrieval and print the metrics (overall and per split)."""
     from kb_eval.golden import GoldenFormatError, load_golden
+    from kb_eval.golden_eval import evaluate_cases, store_run
+    from kb_eval.metric_table import format_report
     from kb_eval.metrics import aggregate
-    from kb_eval.report import format_report
-    from kb_eval.runner import evaluate_cases, store_run
     from kb_retrieval.db.connection import UnknownTenantError
     from kb_retrieval.service import open_knowledge_base
 

@@ -25,7 +25,7 @@ def ingest(
             f"error: {directory}/kb.yaml not found (expected a tenant knowledge folder)", err=True
         )
         raise typer.Exit(2)
-    from kb_pipeline.ingest.runner import ingest_folder
+    from kb_pipeline.ingest.folder_ingest import ingest_folder
 
     console = Console(stderr=True)
     try:

@@ -4,8 +4,8 @@ from collections import Counter
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
-from kb_pipeline.eval.assets import release_evaluation
-from kb_pipeline.eval.partitions import release_partitions
+from kb_pipeline.release.evaluation import release_evaluation
+from kb_pipeline.release.partitions import release_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_retrieval.releases import active_release, ensure_builds, get_release, promote_release
 

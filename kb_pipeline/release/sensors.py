@@ -10,7 +10,7 @@ from dagster import (
     sensor,
 )
 
-from kb_pipeline.eval.partitions import candidate_release, release_partitions
+from kb_pipeline.release.partitions import candidate_release, release_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_retrieval.releases import register_release
 

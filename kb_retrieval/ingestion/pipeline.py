@@ -16,11 +16,10 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from kb_retrieval.analyzer import ANALYZER_VERSION, term_frequencies
-from kb_retrieval.chunking import ChunkerConfig, WordPieceCounter, chunk_document
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder
 from kb_retrieval.ingestion import sql
+from kb_retrieval.ingestion.chunking import ChunkerConfig, WordPieceCounter, chunk_document
 from kb_retrieval.ingestion.manifest import (
     DocumentProblem,
     DocumentSpec,
@@ -32,24 +31,17 @@ from kb_retrieval.models import (
     IngestReason,
     LifecycleState,
     ParsedDocument,
+    PipelineVersions,
     Span,
     SpanKind,
 )
 from kb_retrieval.parsing import PARSER_VERSION, parse_entries
 from kb_retrieval.parsing.errors import ParseError
 from kb_retrieval.parsing.guard import parse_file_guarded
+from kb_retrieval.text.analyzer import ANALYZER_VERSION, term_frequencies
 
 EMBED_BATCH = 64
 Parser = Callable[[Path], ParsedDocument]
-
-
-@dataclass(frozen=True)
-class PipelineVersions:
-    """The idempotency tuple of 001 item 4, minus tenant and version."""
-
-    parser_version: str
-    chunker_version: str
-    embedding_model_id: str
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from kb_retrieval.models import Category
-from kb_retrieval.query import QueryPlan
+from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.config import RetrievalConfig
 

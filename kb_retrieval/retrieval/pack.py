@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 
-from kb_retrieval.query import QueryPlan
+from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.verdict import Verdict
 

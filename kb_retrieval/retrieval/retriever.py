@@ -14,11 +14,11 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from kb_retrieval.analyzer import analyze, canonicalize_dates, find_dates
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder
-from kb_retrieval.ingestion.pipeline import PipelineVersions
-from kb_retrieval.query import QueryPlan, build_query_plan
+from kb_retrieval.models import PipelineVersions
+from kb_retrieval.query.plan import QueryPlan, build_query_plan
+from kb_retrieval.query.trips import known_trip_entities
 from kb_retrieval.retrieval import candidates as legs
 from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.cache import TTLCache
@@ -37,7 +37,7 @@ from kb_retrieval.retrieval.selection import select_pack
 from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot
 from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
 from kb_retrieval.retrieval.verdict import decide
-from kb_retrieval.trips import known_trip_entities
+from kb_retrieval.text.analyzer import analyze, canonicalize_dates, find_dates
 
 INSERT_AUDIT = """
 INSERT INTO retrieval_audit (tenant_id, config_version, as_of, query_hash, email_text, outcome,

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from datetime import date
 from functools import lru_cache
 
-from kb_retrieval.analyzer import analyze
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
+from kb_retrieval.text.analyzer import analyze
 
 EXPANSION_DISCOUNT = 0.9
 

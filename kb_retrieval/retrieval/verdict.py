@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kb_retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
 from kb_retrieval.models import HIGH_PRECEDENCE, Category, Outcome, ReasonCode
-from kb_retrieval.query import QueryPlan
+from kb_retrieval.query.plan import QueryPlan
+from kb_retrieval.query.trips import same_trip
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
-from kb_retrieval.trips import same_trip
+from kb_retrieval.retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
 
 REASON_ORDER = list(ReasonCode)
 CONFLICT_WINDOW = 6

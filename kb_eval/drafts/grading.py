@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kb_eval.draft_metrics import CaseEvidence, DraftRecord, EvidenceLookup, grade_drafts
-from kb_eval.drafting import Draft, Drafter, ExtractiveDrafter
+from kb_eval.drafts.drafters import Draft, Drafter, ExtractiveDrafter
+from kb_eval.drafts.metrics import CaseEvidence, DraftRecord, EvidenceLookup, grade_drafts
 from kb_eval.golden import GoldenCase
 from kb_eval.metrics import EvidenceRef
 

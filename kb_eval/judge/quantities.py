@@ -6,7 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from kb_retrieval.quantities import NUMBER_WORD_VALUES
+from kb_retrieval.text.quantities import NUMBER_WORD_VALUES
 
 
 @dataclass(frozen=True)

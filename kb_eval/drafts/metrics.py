@@ -10,12 +10,12 @@ fields of a 003 citation). Which claim a citation belongs to:
   contain that text or are contained in it;
 - otherwise (a plain list) every citation of the draft counts for every claim of the draft.
 
-Claims come from kb_eval.claims.split_claims (greetings and closings are not claims) and only
-policy-like claims (kb_eval.claims.is_policy_like) are counted:
+Claims come from kb_eval.judge.claims.split_claims (greetings and closings are not claims) and only
+policy-like claims (kb_eval.judge.claims.is_policy_like) are counted:
 
 - policy_citation_coverage: share of policy-like claims with at least one citation;
 - unsupported_claim_rate: share of policy-like claims that their cited chunks do not support
-  (kb_eval.judge); an uncited claim is unsupported;
+  (kb_eval.judge.claim_judge); an uncited claim is unsupported;
 - invented_policy_incidents: number of policy-like claims that no evidence of their case
   supports, judged against all evidence texts available for the case (`case_evidence`, or the
   resolvable cited chunks when no such callable is given).
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kb_eval.claims import is_policy_like, split_claims
-from kb_eval.judge import judge_claim
+from kb_eval.judge.claim_judge import judge_claim
+from kb_eval.judge.claims import is_policy_like, split_claims
 
 EvidenceLookup = Callable[[str, str], str | None]
 CaseEvidence = Callable[[str], Sequence[str]]

@@ -18,10 +18,10 @@ from dagster import (
     asset,
 )
 
-from kb_eval.staleness import StalenessReport, VersionFacts, staleness_report
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_retrieval.db.connection import Database
-from kb_retrieval.ingestion.pipeline import PipelineVersions
+from kb_retrieval.freshness import StalenessReport, VersionFacts, staleness_report
+from kb_retrieval.models import PipelineVersions
 from kb_retrieval.releases import active_release
 
 CHECK_NAME = "no_stale_sensitive_documents"

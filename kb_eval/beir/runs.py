@@ -11,16 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from kb_eval.beir_progress import ProgressHook, SilentProgress
-from kb_retrieval.analyzer import analyze
+from kb_eval.beir.progress import ProgressHook, SilentProgress
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder
-from kb_retrieval.ingestion.pipeline import PipelineVersions
-from kb_retrieval.query import build_query_plan
+from kb_retrieval.models import PipelineVersions
+from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval import candidates as legs
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
 from kb_retrieval.retrieval.sql import CHUNK_SCOPE
+from kb_retrieval.text.analyzer import analyze
 
 Run = dict[str, dict[str, float]]
 # BEIR documents carry no dates, so the day changes no score; fixed for reproducible runs.

@@ -33,9 +33,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_eval.claims import ANTONYMS, WEAK_TERMS, split_sentences
-from kb_eval.judge_clauses import Unit, clause_unit, evidence_units, stem_word, terms_of
-from kb_eval.judge_quantities import Quantity, extract_quantities, normalise_text
+from kb_eval.judge.claims import ANTONYMS, WEAK_TERMS, split_sentences
+from kb_eval.judge.clauses import Unit, clause_unit, evidence_units, stem_word, terms_of
+from kb_eval.judge.quantities import Quantity, extract_quantities, normalise_text
 
 __all__ = [
     "LABELS",

@@ -1,6 +1,6 @@
 """Word lists and patterns of the query planner: intents, sensitivity, exceptions, expansions.
 
-Data, not logic: `kb_retrieval.query` compiles and applies them. Adding a word here changes
+Data, not logic: `kb_retrieval.query.plan` compiles and applies them. Adding a word here changes
 query plans, so the golden-set evaluation (`kb eval`) is the test of any change.
 """
 

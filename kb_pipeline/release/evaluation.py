@@ -18,13 +18,13 @@ from dagster import (
 )
 
 from kb_eval import calibration
-from kb_eval.draft_eval import DRAFT_METRICS, grade_golden_drafts
+from kb_eval.drafts.grading import DRAFT_METRICS, grade_golden_drafts
 from kb_eval.golden import GoldenCase, load_golden
-from kb_eval.report import TARGETS
-from kb_eval.runner import EvalRun, evaluate_cases, store_run
-from kb_pipeline.eval import reports
-from kb_pipeline.eval.partitions import release_partitions
+from kb_eval.golden_eval import EvalRun, evaluate_cases, store_run
+from kb_eval.metric_table import TARGETS
 from kb_pipeline.instance import REPO_ROOT
+from kb_pipeline.release import report_charts
+from kb_pipeline.release.partitions import release_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_retrieval.db.server import kb_home
 from kb_retrieval.releases import (
@@ -98,9 +98,9 @@ def comparison(
         delta = round(float(current) - float(before), 6) if before is not None else None
         if delta is not None:
             deltas[f"delta_{name}"] = delta
-        label = reports.gate_label(name)
-        gate = f"{label} {'ok' if reports.gate_passes(name, value) else 'MISS'}" if label else ""
-        shown = [reports.cell(v, 4) if v is not None else "-" for v in (current, before, delta)]
+        label = report_charts.gate_label(name)
+        gate = f"{label} {'ok' if report_charts.gate_passes(name, value) else 'MISS'}" if label else ""
+        shown = [report_charts.cell(v, 4) if v is not None else "-" for v in (current, before, delta)]
         lines.append(f"| {name} | {' | '.join(shown)} | {gate} |")
     return deltas, "\n".join(lines)
 
@@ -108,15 +108,15 @@ def comparison(
 def _plots(release_id: str, ece: float, tables: dict[str, Any]) -> dict[str, Any]:
     folder = kb_home() / "reports" / release_id
     pngs = {
-        "reliability_diagram": reports.reliability_png(tables["reliability"], ece),
-        "outcome_confusion_plot": reports.confusion_png(tables["confusion"]),
+        "reliability_diagram": report_charts.reliability_png(tables["reliability"], ece),
+        "outcome_confusion_plot": report_charts.confusion_png(tables["confusion"]),
     }
     if len(tables["by_category"]):
-        pngs["recall_by_category_plot"] = reports.recall_by_category_png(tables["by_category"])
+        pngs["recall_by_category_plot"] = report_charts.recall_by_category_png(tables["by_category"])
     metadata: dict[str, Any] = {}
     for name, png in pngs.items():
-        path = reports.save_png(png, folder / f"{name}.png")
-        metadata[name] = MetadataValue.md(reports.image_md(png, name))
+        path = report_charts.save_png(png, folder / f"{name}.png")
+        metadata[name] = MetadataValue.md(report_charts.image_md(png, name))
         metadata[f"{name}_file"] = MetadataValue.path(str(path))
     return metadata
 
@@ -179,11 +179,11 @@ def release_evaluation(
             "policy_claims": graded["policy_claims"],
             "unresolved_citations": graded["unresolved_citations"],
             "outcome_confusion": MetadataValue.md(
-                reports.md_table(tables["confusion"], index=True)
+                report_charts.md_table(tables["confusion"], index=True)
             ),
-            "reliability": MetadataValue.md(reports.md_table(tables["reliability"])),
-            "recall_by_category": MetadataValue.md(reports.md_table(tables["by_category"])),
-            "recall_by_reason_code": MetadataValue.md(reports.md_table(tables["by_reason_code"])),
+            "reliability": MetadataValue.md(report_charts.md_table(tables["reliability"])),
+            "recall_by_category": MetadataValue.md(report_charts.md_table(tables["by_category"])),
+            "recall_by_reason_code": MetadataValue.md(report_charts.md_table(tables["by_reason_code"])),
         }
     )
     metadata.update(_plots(release.release_id, ece["expected_calibration_error"], tables))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from kb_eval.beir import BeirDataset, BeirDocument
-from kb_eval.beir_progress import ProgressHook, SilentProgress
+from kb_eval.beir.dataset import BeirDataset, BeirDocument
+from kb_eval.beir.progress import ProgressHook, SilentProgress
 from kb_retrieval.ingestion.manifest import MANIFEST_NAME
 from kb_retrieval.ingestion.pipeline import IngestionPipeline
 from kb_retrieval.models import Category, LifecycleState

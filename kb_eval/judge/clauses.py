@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kb_eval.claims import PHRASES, STOPWORDS, SYNONYMS, split_sentences
-from kb_eval.judge_quantities import Quantity, extract_quantities, normalise_text
+from kb_eval.judge.claims import PHRASES, STOPWORDS, SYNONYMS, split_sentences
+from kb_eval.judge.quantities import Quantity, extract_quantities, normalise_text
 
 
 def stem_word(word: str) -> str:

@@ -13,7 +13,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from kb_eval.report import TARGETS
+from kb_eval.metric_table import TARGETS
 
 PNG_METADATA = {"Software": None}
 COMPARE: dict[str, Callable[[float, float], bool]] = {

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kb_retrieval.analyzer import normalize_text
+from kb_retrieval.text.analyzer import normalize_text
 
 CONTEXT_WORDS_PER_MESSAGE = 60
 CONTEXT_MAX_WORDS = 150

@@ -240,7 +240,7 @@ def is_policy_like(claim: str) -> bool:
     return bool(policy_topics(claim))
 
 
-# Vocabulary of claim comparison (used by kb_eval.judge): phrase rewrites applied to lower-cased
+# Vocabulary of claim comparison (used by kb_eval.judge.claim_judge): phrase rewrites applied to lower-cased
 # text, then per-word synonyms, stopwords and antonyms on stemmed words.
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)

@@ -17,9 +17,9 @@ from dagster import (
     asset_check,
 )
 
-from kb_eval.report import TARGETS
-from kb_pipeline.eval.assets import release_evaluation
-from kb_pipeline.eval.reports import gate_label, gate_passes
+from kb_eval.metric_table import TARGETS
+from kb_pipeline.release.evaluation import release_evaluation
+from kb_pipeline.release.report_charts import gate_label, gate_passes
 
 PARTITION_TAG = "dagster/partition"
 

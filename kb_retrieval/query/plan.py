@@ -7,18 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kb_retrieval.analyzer import (
-    MONTH_ABBREVIATIONS,
-    canonicalize_dates,
-    canonicalize_times,
-    expand_contractions,
-    find_dates,
-    is_stopword,
-    normalize_text,
-    prepare,
-)
-from kb_retrieval.email_thread import extract_guest_text
-from kb_retrieval.query_vocabulary import (
+from kb_retrieval.query.email_thread import extract_guest_text
+from kb_retrieval.query.vocabulary import (
     DESCRIPTOR_IGNORE,
     DOMAIN_PHRASES,
     EXCEPTION_EXPANSION,
@@ -42,6 +32,16 @@ from kb_retrieval.query_vocabulary import (
     VARIANT_WEIGHTS,
     WEAK_EXCEPTION_PATTERNS,
     words,
+)
+from kb_retrieval.text.analyzer import (
+    MONTH_ABBREVIATIONS,
+    canonicalize_dates,
+    canonicalize_times,
+    expand_contractions,
+    find_dates,
+    is_stopword,
+    normalize_text,
+    prepare,
 )
 
 _CONNECTORS = frozenset({"de", "del", "la", "le", "du", "des", "da", "di", "van", "von"})

@@ -8,7 +8,7 @@ from dagster import (
     schedule,
 )
 
-from kb_pipeline.index.staleness import staleness_report_asset
+from kb_pipeline.freshness.assets import staleness_report_asset
 
 staleness_job = define_asset_job(
     "staleness_job",

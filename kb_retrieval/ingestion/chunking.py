@@ -36,15 +36,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kb_retrieval.locator import (
+from kb_retrieval.ingestion.locator import (
     format_source_locator,
     parse_source_locator,
     slugify_section,
     validate_doc_version_id,
 )
+from kb_retrieval.ingestion.policy_hint import policy_likeness_hint
 from kb_retrieval.models import Chunk, ParsedDocument, Span, SpanKind
-from kb_retrieval.policy_hint import policy_likeness_hint
-from kb_retrieval.sentences import sentence_bounds
+from kb_retrieval.text.sentences import sentence_bounds
 
 __all__ = [
     "CHUNKER_VERSION",

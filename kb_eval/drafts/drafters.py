@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from kb_eval.claims import is_policy_like, split_sentences
-from kb_eval.judge import WEAK_TERMS, terms_of
+from kb_eval.judge.claim_judge import WEAK_TERMS, terms_of
+from kb_eval.judge.claims import is_policy_like, split_sentences
 from kb_retrieval.models import Category
 
 MAX_SENTENCES = 5

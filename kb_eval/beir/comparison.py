@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from kb_eval.beir import BeirDataset
-from kb_eval.beir_ingest import (
+from kb_eval.beir.dataset import BeirDataset
+from kb_eval.beir.ingest import (
     CATEGORY,
     IngestSummary,
     doc_version_id_for,
@@ -30,8 +30,8 @@ from kb_eval.beir_ingest import (
     tenant_id_for,
     write_tenant_folder,
 )
-from kb_eval.beir_progress import ProgressHook, SilentProgress
-from kb_eval.beir_runs import (
+from kb_eval.beir.progress import ProgressHook, SilentProgress
+from kb_eval.beir.runs import (
     AS_OF,
     CHUNK_DOCS,
     EMBED_BATCH,
@@ -49,13 +49,13 @@ from kb_eval.beir_runs import (
     truncated_vectors,
 )
 from kb_eval.metrics import beir_metrics
-from kb_retrieval.analyzer import analyze
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder
 from kb_retrieval.ingestion.pipeline import IngestionPipeline
-from kb_retrieval.query import build_query_plan
+from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
+from kb_retrieval.text.analyzer import analyze
 
 __all__ = [
     "AS_OF",

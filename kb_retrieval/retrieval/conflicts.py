@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
 
-from kb_retrieval.analyzer import analyze, prepare
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
-from kb_retrieval.quantities import (
+from kb_retrieval.text.analyzer import analyze, prepare
+from kb_retrieval.text.quantities import (
     TRIP_SPECIFIC_TOPICS,
     Quantity,
     extract_quantities,

@@ -4,9 +4,9 @@ Off by default: `drafter_from_env()` returns the extractive drafter unless both 
 (e.g. https://api.openai.com/v1 or http://localhost:11434/v1) and KB_LLM_MODEL are set;
 KB_LLM_API_KEY is sent as a bearer token when set. The model only writes the body of the reply
 for OK_TO_DRAFT and NEEDS_REVIEW packs (UNKNOWN and clarifying questions use the fixed
-templates of kb_eval.drafting); it sees the evidence numbered [1]..[n] and must put [n] after
+templates of kb_eval.drafts.drafters); it sees the evidence numbered [1]..[n] and must put [n] after
 every sentence that states a policy. A draft whose policy-like sentence is uncited or not
-supported by its cited chunks (kb_eval.judge) gets status "needs_review". The HTTP call goes
+supported by its cited chunks (kb_eval.judge.claim_judge) gets status "needs_review". The HTTP call goes
 through an injectable transport.
 """
 
@@ -20,8 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kb_eval.claims import is_policy_like, split_sentences
-from kb_eval.drafting import (
+from kb_eval.drafts.drafters import (
     Citation,
     Draft,
     Drafter,
@@ -30,7 +29,8 @@ from kb_eval.drafting import (
     render,
     verdict_draft,
 )
-from kb_eval.judge import judge_claim
+from kb_eval.judge.claim_judge import judge_claim
+from kb_eval.judge.claims import is_policy_like, split_sentences
 
 Transport = Callable[[str, Mapping[str, str], bytes, float], bytes]
 EVIDENCE_CHARS = 1500

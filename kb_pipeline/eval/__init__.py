@@ -1,1 +1,0 @@
-"""Release evaluation: golden set and draft metrics per release, with blocking gates."""
