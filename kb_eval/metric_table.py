@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
+from kb_eval.gates import GATES, is_number
 from kb_eval.metrics import METRIC_NAMES
 
 DISPLAY_ORDER = (
@@ -15,21 +15,6 @@ DISPLAY_ORDER = (
     "invented_policy_incidents",
     "recall_at_100",
 )
-
-# Targets of 001_f52c9bee897faa37.txt plus the trust-first zero rules of contracts.md section 2.
-TARGETS: dict[str, tuple[str, float]] = {
-    "recall_at_10": (">=", 0.85),
-    "unsafe_pass_rate": ("==", 0.0),
-    "must_not_cite_violations": ("==", 0.0),
-    "policy_citation_coverage": (">=", 0.95),
-    "unsupported_claim_rate": ("<=", 0.05),
-    "invented_policy_incidents": ("==", 0.0),
-}
-_COMPARE: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge,
-    "<=": operator.le,
-    "==": operator.eq,
-}
 
 
 def _ordered_names(metrics: Mapping[str, object]) -> list[str]:
@@ -51,13 +36,12 @@ def format_value(value: object) -> str:
 
 
 def _target(name: str, value: object) -> tuple[str, str]:
-    if name not in TARGETS:
+    gate = GATES.get(name)
+    if gate is None:
         return "", ""
-    op, bound = TARGETS[name]
-    label = f"{op} {bound:g}"
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        return label, "n/a"
-    return label, "ok" if _COMPARE[op](float(value), bound) else "MISS"
+    if not is_number(value):
+        return gate.label, "n/a"
+    return gate.label, "ok" if gate.passes(value) else "MISS"
 
 
 def format_report(

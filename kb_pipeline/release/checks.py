@@ -1,8 +1,7 @@
 """The release gates: blocking asset checks on the evaluation, one per target metric.
 
-Targets of 001 (recall_at_10 >= 0.85, policy_citation_coverage >= 0.95, unsupported_claim_rate
-<= 0.05, invented_policy_incidents = 0) plus the trust-first zero rules (unsafe_pass_rate = 0,
-must_not_cite_violations = 0). A failing gate stops the promotion of the release in the same run.
+The targets live in `kb_eval.gates` (docs/spec.md section 8). A failing gate stops the promotion
+of the release in the same run.
 """
 
 from typing import Any
@@ -17,9 +16,8 @@ from dagster import (
     asset_check,
 )
 
-from kb_eval.metric_table import TARGETS
+from kb_eval.gates import GATES, gate_label, gate_passes
 from kb_pipeline.release.evaluation import release_evaluation
-from kb_pipeline.release.report_charts import gate_label, gate_passes
 
 PARTITION_TAG = "dagster/partition"
 
@@ -64,4 +62,4 @@ def gate(metric: str) -> AssetChecksDefinition:
     return _check
 
 
-release_gates = [gate(metric) for metric in TARGETS]
+release_gates = [gate(metric) for metric in GATES]

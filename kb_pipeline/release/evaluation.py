@@ -19,9 +19,9 @@ from dagster import (
 
 from kb_eval import calibration
 from kb_eval.drafts.grading import DRAFT_METRICS, grade_golden_drafts
+from kb_eval.gates import GATES, gate_label, gate_passes
 from kb_eval.golden import GoldenCase, load_golden
 from kb_eval.golden_eval import EvalRun, evaluate_cases, store_run
-from kb_eval.metric_table import TARGETS
 from kb_pipeline.instance import REPO_ROOT
 from kb_pipeline.release import report_charts
 from kb_pipeline.release.partitions import release_partitions
@@ -98,9 +98,11 @@ def comparison(
         delta = round(float(current) - float(before), 6) if before is not None else None
         if delta is not None:
             deltas[f"delta_{name}"] = delta
-        label = report_charts.gate_label(name)
-        gate = f"{label} {'ok' if report_charts.gate_passes(name, value) else 'MISS'}" if label else ""
-        shown = [report_charts.cell(v, 4) if v is not None else "-" for v in (current, before, delta)]
+        label = gate_label(name)
+        gate = f"{label} {'ok' if gate_passes(name, value) else 'MISS'}" if label else ""
+        shown = [
+            report_charts.cell(v, 4) if v is not None else "-" for v in (current, before, delta)
+        ]
         lines.append(f"| {name} | {' | '.join(shown)} | {gate} |")
     return deltas, "\n".join(lines)
 
@@ -112,7 +114,9 @@ def _plots(release_id: str, ece: float, tables: dict[str, Any]) -> dict[str, Any
         "outcome_confusion_plot": report_charts.confusion_png(tables["confusion"]),
     }
     if len(tables["by_category"]):
-        pngs["recall_by_category_plot"] = report_charts.recall_by_category_png(tables["by_category"])
+        pngs["recall_by_category_plot"] = report_charts.recall_by_category_png(
+            tables["by_category"]
+        )
     metadata: dict[str, Any] = {}
     for name, png in pngs.items():
         path = report_charts.save_png(png, folder / f"{name}.png")
@@ -173,9 +177,7 @@ def release_evaluation(
             "golden_path": MetadataValue.path(str(golden)),
             "previous_release_id": previous.release_id if previous else "",
             "comparison": MetadataValue.md(compared),
-            "gates": MetadataValue.json(
-                {name: f"{op} {bound:g}" for name, (op, bound) in TARGETS.items()}
-            ),
+            "gates": MetadataValue.json({name: gate.label for name, gate in GATES.items()}),
             "policy_claims": graded["policy_claims"],
             "unresolved_citations": graded["unresolved_citations"],
             "outcome_confusion": MetadataValue.md(
@@ -183,7 +185,9 @@ def release_evaluation(
             ),
             "reliability": MetadataValue.md(report_charts.md_table(tables["reliability"])),
             "recall_by_category": MetadataValue.md(report_charts.md_table(tables["by_category"])),
-            "recall_by_reason_code": MetadataValue.md(report_charts.md_table(tables["by_reason_code"])),
+            "recall_by_reason_code": MetadataValue.md(
+                report_charts.md_table(tables["by_reason_code"])
+            ),
         }
     )
     metadata.update(_plots(release.release_id, ece["expected_calibration_error"], tables))

@@ -5,38 +5,15 @@ from __future__ import annotations
 import base64
 import io
 import math
-import operator
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from kb_eval.metric_table import TARGETS
+from kb_eval.gates import GATES
 
 PNG_METADATA = {"Software": None}
-COMPARE: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge,
-    "<=": operator.le,
-    "==": operator.eq,
-}
-
-
-def gate_label(metric: str) -> str:
-    """ "op bound" of a gated metric (targets of 001 plus the trust-first zero rules), else ""."""
-    if metric not in TARGETS:
-        return ""
-    op, bound = TARGETS[metric]
-    return f"{op} {bound:g}"
-
-
-def gate_passes(metric: str, value: object) -> bool:
-    """Whether a metric value meets its gate; a missing, non-numeric or NaN value fails."""
-    op, bound = TARGETS[metric]
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        return False
-    return COMPARE[op](float(value), bound)
 
 
 def cell(value: object, digits: int) -> str:
@@ -98,12 +75,13 @@ def confusion_png(frame: pd.DataFrame) -> bytes:
 
 
 def recall_by_category_png(frame: pd.DataFrame) -> bytes:
-    """Horizontal bars of recall@10 per category with the 0.85 target line."""
+    """Horizontal bars of recall@10 per category with the recall@10 gate as a line."""
     figure = Figure(figsize=(6, 1.2 + 0.45 * max(len(frame), 1)), layout="tight")
     axes = figure.add_subplot()
     labels = [f"{c} ({n})" for c, n in zip(frame["category"], frame["relevant_items"], strict=True)]
     axes.barh(labels, frame["recall_at_10"], color="#59a14f")
-    axes.axvline(0.85, linestyle="--", color="#e15759", label="target 0.85")
+    gate = GATES["recall_at_10"]
+    axes.axvline(gate.bound, linestyle="--", color="#e15759", label=f"target {gate.bound:g}")
     axes.set(xlim=(0, 1), xlabel="recall_at_10", title="Recall@10 by category")
     axes.invert_yaxis()
     axes.legend(loc="lower right", fontsize=8)
