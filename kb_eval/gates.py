@@ -1,6 +1,6 @@
 """The release gates: every target metric, how it is compared, and how it is labelled.
 
-One home for the rule (docs/spec.md section 8): the `kb eval` table, the release checks, the
+One home for the rule (docs/spec.md 10.3): the `kb eval` table, the release checks, the
 comparison table and the plots all read it from here.
 """
 

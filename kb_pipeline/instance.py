@@ -49,7 +49,6 @@ def prepare_environment() -> str:
         shutil.copyfile(template, target)
     os.environ.setdefault("DAGSTER_HOME", str(home))
     os.environ.setdefault(STORAGE_URL_ENV, dagster_storage_url(url))
-    os.environ.setdefault("KB_DATABASE_URL_RESOLVED", url)
     return url
 
 

@@ -9,7 +9,7 @@ from dagster import ConfigurableResource
 from kb_retrieval.db import Database
 from kb_retrieval.ingestion.pipeline import IngestionPipeline
 from kb_retrieval.retrieval.retriever import Retriever
-from kb_retrieval.service import KnowledgeBase, make_embedder, open_knowledge_base
+from kb_retrieval.service import KnowledgeBase, open_knowledge_base
 
 
 @lru_cache(maxsize=8)
@@ -28,7 +28,6 @@ class KnowledgeBaseResource(ConfigurableResource):
     embedder: str = "minilm"
 
     def knowledge_base(self) -> KnowledgeBase:
-        make_embedder(self.embedder)
         return _knowledge_base(self.database_url, self.embedder)
 
     def database(self) -> Database:

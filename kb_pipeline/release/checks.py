@@ -1,6 +1,6 @@
 """The release gates: blocking asset checks on the evaluation, one per target metric.
 
-The targets live in `kb_eval.gates` (docs/spec.md section 8). A failing gate stops the promotion
+The targets live in `kb_eval.gates` (docs/spec.md 10.3). A failing gate stops the promotion
 of the release in the same run.
 """
 

@@ -66,6 +66,9 @@ class RetrievalConfig(BaseModel):
         description="002 item 2 floor, on the calibrated confidence scale (0.45 was min-max scale)",
     )
     vector_floor: float = Field(0.15, description="002 item 2: cosine floor unless keyword top-1")
+    vector_floor_keyword_coverage: float = Field(
+        0.9, description="a keyword top-1 with at least this coverage is exempt from vector_floor"
+    )
     keyword_top1_override: bool = True
     keyword_top1_min_coverage: float = Field(0.5, description="002: k_norm >= 0.5 for the override")
     stale_after_days: int = 180

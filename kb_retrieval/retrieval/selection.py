@@ -22,7 +22,7 @@ def passes_floors(candidate: Candidate, config: RetrievalConfig) -> bool:
     if candidate.relevance < config.score_floor:
         return False
     return candidate.vector >= config.vector_floor or (
-        candidate.lexical_top1 and candidate.coverage >= 0.9
+        candidate.lexical_top1 and candidate.coverage >= config.vector_floor_keyword_coverage
     )
 
 
