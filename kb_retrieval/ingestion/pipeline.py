@@ -342,16 +342,12 @@ class IngestionPipeline:
             conn.execute(
                 sql.SET_BUILD_CHUNKED, {**key, "chunk_count": len(chunks), "stats": Jsonb(stats)}
             )
-        preview = [
-            {
-                "chunk_id": c.chunk_id,
-                "locator": c.source_locator,
-                "tokens": c.token_count,
-                "text": c.text[:160],
-            }
+        # Ids, counts and hashes only: no document text leaves the database (Dagster event log).
+        chunk_refs = [
+            {"chunk_id": c.chunk_id, "tokens": c.token_count, "text_hash": _sha(c.text)[:16]}
             for c in chunks[:5]
         ]
-        return self._report(tenant_id, doc_version_id, False, **stats, preview=preview)
+        return self._report(tenant_id, doc_version_id, False, **stats, chunk_refs=chunk_refs)
 
     # -- embed ----------------------------------------------------------------------------
     def embed(self, tenant_id: str, doc_version_id: str) -> StepReport:
