@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from kb_retrieval.ingestion.manifest import ManifestError
+from kb_retrieval.ingestion.manifest import ManifestError, check_tenant
 
 CONTRACT_KEYS = ("doc_version_id", "state", "reason_code", "chunks", "embedded")
 
@@ -18,6 +18,9 @@ CONTRACT_KEYS = ("doc_version_id", "state", "reason_code", "chunks", "embedded")
 def ingest(
     directory: Path = typer.Argument(..., help="Tenant knowledge folder holding kb.yaml."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table."),
+    tenant: str | None = typer.Option(
+        None, "--tenant", help="Refuse the folder unless its kb.yaml names this tenant."
+    ),
 ) -> None:
     """Ingest a tenant folder; exit 0 when every document is indexed, 1 otherwise, 2 on usage errors."""
     if not (directory / "kb.yaml").is_file():
@@ -25,6 +28,12 @@ def ingest(
             f"error: {directory}/kb.yaml not found (expected a tenant knowledge folder)", err=True
         )
         raise typer.Exit(2)
+    try:
+        if tenant is not None:
+            check_tenant(directory, tenant)
+    except ManifestError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from error
     from kb_pipeline.ingest.folder_ingest import ingest_folder
 
     console = Console(stderr=True)
@@ -40,7 +49,7 @@ def ingest(
             rows = ingest_folder(directory, on_progress=advance)
     except ManifestError as error:
         typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(1) from error
+        raise typer.Exit(2) from error
     for row in rows:
         if row.get("message"):
             console.print(

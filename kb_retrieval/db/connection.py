@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Iterator
@@ -19,6 +20,9 @@ SCOPE_TO_TENANT = (
     "SELECT set_config('kb.tenant_id', %s, true), set_config('kb.tenant_proof', %s, true)"
 )
 SCOPE_KEY = "SELECT key FROM tenant_scope_key"
+LOCK = "SELECT pg_advisory_lock(%s)"
+UNLOCK = "SELECT pg_advisory_unlock(%s)"
+CONNECT_TIMEOUT_S = 10
 ENSURE_TENANT = "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING"
 LIST_TENANTS = "SELECT tenant_id FROM tenants ORDER BY tenant_id"
 
@@ -57,7 +61,9 @@ class Database:
 
     def connect(self, *, vector_types: bool = True, app: bool = False) -> psycopg.Connection:
         """A new autocommit connection (owner, or the application role when `app`)."""
-        conn = psycopg.connect(self.app_url if app else self.url, autocommit=True)
+        conn = psycopg.connect(
+            self.app_url if app else self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+        )
         if vector_types:
             register_vector(conn)
         return conn
@@ -98,6 +104,23 @@ class Database:
         with conn.transaction():
             conn.execute(SCOPE_TO_TENANT, (tenant_id, proof))
             yield conn
+
+    @contextmanager
+    def exclusive(self, tenant_id: str, name: str) -> Iterator[None]:
+        """Hold a session advisory lock on (tenant, name) across several tenant transactions.
+
+        Another process waits until this one is done; a process that dies releases the lock
+        with its connection.
+        """
+        digest = hashlib.sha256(f"{validate_tenant_id(tenant_id)}\x00{name}".encode()).digest()
+        key = int.from_bytes(digest[:8], "big", signed=True)
+        conn = self._shared(APP_ROLE)
+        conn.execute(LOCK, (key,))
+        try:
+            yield
+        finally:
+            if not conn.closed and not conn.broken:
+                conn.execute(UNLOCK, (key,))
 
     def ensure_tenant(self, tenant_id: str) -> None:
         with self.admin() as conn:
