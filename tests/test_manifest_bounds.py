@@ -165,3 +165,20 @@ def test_cli_usage_errors_exit_2_without_traceback(tmp_path):
     stdin = cli("ask", "--tenant", "bound-co", "-", stdin=b"Hello \xff\xfe refund?")
     assert stdin.exit_code == 2 and "not UTF-8" in stdin.output
     assert stdin.exception is None or isinstance(stdin.exception, SystemExit)
+
+
+def test_lost_database_is_found_inside_dagster_wrapping():
+    import psycopg
+
+    from kb_pipeline.cli.ingest_cmd import database_error
+
+    lost = psycopg.OperationalError("server closed the connection unexpectedly")
+
+    class StepError(Exception):
+        user_exception = lost
+
+    try:
+        raise RuntimeError("run failed") from StepError("step failed")
+    except RuntimeError as wrapped:
+        assert database_error(wrapped) is lost
+    assert database_error(ValueError("other")) is None

@@ -13,6 +13,18 @@ from rich.table import Table
 from kb_retrieval.ingestion.manifest import ManifestError, check_tenant
 
 CONTRACT_KEYS = ("doc_version_id", "state", "reason_code", "chunks", "embedded")
+DATABASE_ERRORS = ("OperationalError", "InterfaceError", "AdminShutdown")
+
+
+def database_error(error: BaseException | None) -> BaseException | None:
+    """The lost-connection error inside `error` (Dagster wraps the step's exception), if any."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if any(cls.__name__ in DATABASE_ERRORS for cls in type(error).__mro__):
+            return error
+        error = getattr(error, "user_exception", None) or error.__cause__ or error.__context__
+    return None
 
 
 def ingest(
@@ -50,6 +62,16 @@ def ingest(
     except ManifestError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from error
+    except Exception as error:
+        lost = database_error(error)
+        if lost is None:
+            raise
+        typer.echo(
+            f"error: lost the connection to PostgreSQL ({str(lost).strip().splitlines()[0]}); "
+            "nothing half-done is visible to retrieval: run kb ingest again when it is back",
+            err=True,
+        )
+        raise typer.Exit(1) from None
     for row in rows:
         if row.get("message"):
             console.print(
