@@ -54,6 +54,16 @@ def step_metadata(reports: Sequence[StepReport], seconds: float) -> dict[str, An
     return metadata
 
 
+def chunk_table(reports: Sequence[StepReport], limit: int = 10) -> MetadataValue | None:
+    """The first chunks of a run by id, token count and text hash (never their text)."""
+    rows = [row for report in reports for row in report.metrics.get("chunk_refs", [])][:limit]
+    if not rows:
+        return None
+    lines = ["| chunk_id | tokens | text sha256 |", "| --- | --- | --- |"]
+    lines += [f"| {r['chunk_id']} | {r['tokens']} | `{r['text_hash']}` |" for r in rows]
+    return MetadataValue.md("\n".join(lines))
+
+
 def run_step(
     partition_keys: Sequence[str], step: Callable[[str, str], StepReport]
 ) -> tuple[list[StepReport], dict[str, Any]]:

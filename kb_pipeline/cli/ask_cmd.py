@@ -13,6 +13,19 @@ from kb_pipeline.cli.common import parse_date
 from kb_retrieval.retrieval.pack import dumps_pack, validate_pack
 
 
+def read_stdin_email() -> str:
+    """Standard input as UTF-8 text; a plain usage error (exit 2) when it is not."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        typer.echo(
+            f"error: standard input is not UTF-8 text (invalid byte at offset {error.start})",
+            err=True,
+        )
+        raise typer.Exit(2) from error
+
+
 def ask(
     text: str = typer.Argument(..., help="The guest email, or - to read it from standard input."),
     tenant: str = typer.Option(..., "--tenant", help="Tenant id."),
@@ -31,7 +44,7 @@ def ask(
     """Retrieve evidence and a verdict for a guest email."""
     from kb_retrieval.service import open_knowledge_base
 
-    email = sys.stdin.read() if text == "-" else text
+    email = read_stdin_email() if text == "-" else text
     if not email.strip():
         typer.echo("error: empty email", err=True)
         raise typer.Exit(2)

@@ -10,14 +10,29 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from kb_retrieval.ingestion.manifest import ManifestError
+from kb_retrieval.ingestion.manifest import ManifestError, check_tenant
 
 CONTRACT_KEYS = ("doc_version_id", "state", "reason_code", "chunks", "embedded")
+DATABASE_ERRORS = ("OperationalError", "InterfaceError", "AdminShutdown")
+
+
+def database_error(error: BaseException | None) -> BaseException | None:
+    """The lost-connection error inside `error` (Dagster wraps the step's exception), if any."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if any(cls.__name__ in DATABASE_ERRORS for cls in type(error).__mro__):
+            return error
+        error = getattr(error, "user_exception", None) or error.__cause__ or error.__context__
+    return None
 
 
 def ingest(
     directory: Path = typer.Argument(..., help="Tenant knowledge folder holding kb.yaml."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table."),
+    tenant: str | None = typer.Option(
+        None, "--tenant", help="Refuse the folder unless its kb.yaml names this tenant."
+    ),
 ) -> None:
     """Ingest a tenant folder; exit 0 when every document is indexed, 1 otherwise, 2 on usage errors."""
     if not (directory / "kb.yaml").is_file():
@@ -25,6 +40,12 @@ def ingest(
             f"error: {directory}/kb.yaml not found (expected a tenant knowledge folder)", err=True
         )
         raise typer.Exit(2)
+    try:
+        if tenant is not None:
+            check_tenant(directory, tenant)
+    except ManifestError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from error
     from kb_pipeline.ingest.folder_ingest import ingest_folder
 
     console = Console(stderr=True)
@@ -40,7 +61,17 @@ def ingest(
             rows = ingest_folder(directory, on_progress=advance)
     except ManifestError as error:
         typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(1) from error
+        raise typer.Exit(2) from error
+    except Exception as error:
+        lost = database_error(error)
+        if lost is None:
+            raise
+        typer.echo(
+            f"error: lost the connection to PostgreSQL ({str(lost).strip().splitlines()[0]}); "
+            "nothing half-done is visible to retrieval: run kb ingest again when it is back",
+            err=True,
+        )
+        raise typer.Exit(1) from None
     for row in rows:
         if row.get("message"):
             console.print(

@@ -1,10 +1,10 @@
 """Ingestion assets: parse each document version, then cut it into chunks (thin wrappers)."""
 
-from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
 from kb_pipeline.ingest.partitions import doc_version_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
-from kb_pipeline.step_metadata import run_step
+from kb_pipeline.step_metadata import chunk_table, run_step
 
 BACKFILL = BackfillPolicy.multi_run(max_partitions_per_run=50)
 
@@ -35,12 +35,6 @@ def parsed_documents(
 def document_chunks(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> MaterializeResult:
     pipeline = kb.pipeline()
     reports, metadata = run_step(context.partition_keys, pipeline.chunk)
-    previews = [row for report in reports for row in report.metrics.get("preview", [])]
-    if previews:
-        lines = ["| chunk_id | locator | tokens | text |", "| --- | --- | --- | --- |"]
-        lines += [
-            f"| {p['chunk_id']} | `{p['locator']}` | {p['tokens']} | {p['text'][:80].replace('|', '/')} |"
-            for p in previews[:10]
-        ]
-        metadata["preview"] = MetadataValue.md("\n".join(lines))
+    if table := chunk_table(reports):
+        metadata["chunk_table"] = table
     return MaterializeResult(metadata=metadata)

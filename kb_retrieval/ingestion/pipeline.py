@@ -7,6 +7,7 @@ so a run killed halfway leaves nothing half-visible and the next run completes i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -26,6 +27,7 @@ from kb_retrieval.ingestion.manifest import (
     check_supersedes,
     load_manifest,
 )
+from kb_retrieval.ingestion.source_copy import parse_private_copy
 from kb_retrieval.model_files import load_fast_tokenizer
 from kb_retrieval.models import (
     IngestReason,
@@ -41,6 +43,7 @@ from kb_retrieval.parsing.guard import parse_file_guarded
 from kb_retrieval.text.analyzer import ANALYZER_VERSION, term_frequencies
 
 EMBED_BATCH = 64
+FAILED_PARSE_HASH = "failed_parse_hash"
 Parser = Callable[[Path], ParsedDocument]
 
 
@@ -76,6 +79,21 @@ def spans_from_json(
 ) -> ParsedDocument:
     spans = tuple(Span(**{**row, "kind": SpanKind(row["kind"])}) for row in rows)
     return ParsedDocument(spans=spans, parser_version=parser_version, page_count=pages)
+
+
+Step = Callable[["IngestionPipeline", str, str], "StepReport"]
+
+
+def one_at_a_time(step: Step) -> Step:
+    """Run the step under the (tenant, version) advisory lock: two ingests of the same tenant
+    never work on one version at once; the later one finds the step done and skips it."""
+
+    @functools.wraps(step)
+    def locked(self: IngestionPipeline, tenant_id: str, doc_version_id: str) -> StepReport:
+        with self.db.exclusive(tenant_id, doc_version_id):
+            return step(self, tenant_id, doc_version_id)
+
+    return locked
 
 
 class IngestionPipeline:
@@ -202,6 +220,7 @@ class IngestionPipeline:
         )
 
     # -- parse ----------------------------------------------------------------------------
+    @one_at_a_time
     def parse(self, tenant_id: str, doc_version_id: str) -> StepReport:
         build = self.build(tenant_id, doc_version_id)
         if build["state"] == LifecycleState.INDEXED:
@@ -211,6 +230,9 @@ class IngestionPipeline:
                 sql.SELECT_VERSION, {"doc_version_id": doc_version_id}
             ).fetchone()
             stored = conn.execute(sql.SELECT_PARSE, self._key(doc_version_id)).fetchone()
+            failed = build["state"] in (LifecycleState.FAILED, LifecycleState.NEEDS_ATTENTION)
+            if failed and build["stats"].get(FAILED_PARSE_HASH) == version[11]:
+                return self._report(tenant_id, doc_version_id, True)  # same bytes failed before
             if (
                 stored is not None
                 and stored[0] == version[11]
@@ -233,7 +255,7 @@ class IngestionPipeline:
             if source_path is None:
                 parsed = parse_entries(list(metadata.get("entries", [])))
             else:
-                parsed = self.parser(Path(source_path))
+                parsed = parse_private_copy(Path(source_path), version[11], self.parser)
         except ParseError as error:
             with self.db.tenant(tenant_id) as conn:
                 self._set_state(
@@ -243,6 +265,12 @@ class IngestionPipeline:
                     error.reason.value,
                     str(error),
                 )
+                if error.reason != IngestReason.VERSION_CONTENT_CHANGED:
+                    # These bytes are not parsed again until the parser version changes.
+                    memo = {FAILED_PARSE_HASH: version[11]}
+                    conn.execute(
+                        sql.MERGE_BUILD_STATS, {**self._key(doc_version_id), "stats": Jsonb(memo)}
+                    )
             return self._report(tenant_id, doc_version_id, False)
         with self.db.tenant(tenant_id) as conn:
             conn.execute(
@@ -266,6 +294,7 @@ class IngestionPipeline:
         )
 
     # -- chunk ----------------------------------------------------------------------------
+    @one_at_a_time
     def chunk(self, tenant_id: str, doc_version_id: str) -> StepReport:
         build = self.build(tenant_id, doc_version_id)
         ready = (
@@ -342,18 +371,15 @@ class IngestionPipeline:
             conn.execute(
                 sql.SET_BUILD_CHUNKED, {**key, "chunk_count": len(chunks), "stats": Jsonb(stats)}
             )
-        preview = [
-            {
-                "chunk_id": c.chunk_id,
-                "locator": c.source_locator,
-                "tokens": c.token_count,
-                "text": c.text[:160],
-            }
+        # Ids, counts and hashes only: no document text leaves the database (Dagster event log).
+        chunk_refs = [
+            {"chunk_id": c.chunk_id, "tokens": c.token_count, "text_hash": _sha(c.text)[:16]}
             for c in chunks[:5]
         ]
-        return self._report(tenant_id, doc_version_id, False, **stats, preview=preview)
+        return self._report(tenant_id, doc_version_id, False, **stats, chunk_refs=chunk_refs)
 
     # -- embed ----------------------------------------------------------------------------
+    @one_at_a_time
     def embed(self, tenant_id: str, doc_version_id: str) -> StepReport:
         build = self.build(tenant_id, doc_version_id)
         if build["state"] not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
@@ -436,6 +462,7 @@ class IngestionPipeline:
         return found
 
     # -- publish --------------------------------------------------------------------------
+    @one_at_a_time
     def publish(self, tenant_id: str, doc_version_id: str) -> StepReport:
         build = self.build(tenant_id, doc_version_id)
         if build["state"] != LifecycleState.EMBEDDING:

@@ -51,6 +51,8 @@ UPDATE doc_builds SET state = %(state)s, reason_code = %(reason_code)s, message 
 WHERE {BUILD_KEY}
 """
 
+MERGE_BUILD_STATS = f"UPDATE doc_builds SET stats = stats || %(stats)s WHERE {BUILD_KEY}"
+
 SET_BUILD_CHUNKED = f"""
 UPDATE doc_builds SET state = 'chunked', reason_code = NULL, message = NULL,
     chunk_count = %(chunk_count)s, stats = stats || %(stats)s, updated_at = now()

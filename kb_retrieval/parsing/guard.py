@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import multiprocessing
+import os
 import pickle
 import resource
+import signal
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -34,6 +37,7 @@ from kb_retrieval.parsing import parse_file
 from kb_retrieval.parsing.errors import ParseError
 
 STARTUP_TIMEOUT_S = 120.0
+PR_SET_PDEATHSIG = 1
 _READY = "ready"
 
 
@@ -60,8 +64,18 @@ def _handle(request: str) -> tuple[str, Any]:
         return ("error", ParseError.for_file(IngestReason.PARSE_CORRUPT_FILE, request, detail))
 
 
-def _worker_main(conn: Connection, max_memory_mb: int) -> None:
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: SIGKILL this worker when its parent dies (even by kill -9), so no orphan is left."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _worker_main(conn: Connection, max_memory_mb: int, parent_pid: int | None = None) -> None:
     """Worker loop: receive a path, send back ("ok", document) or ("error", ParseError)."""
+    if parent_pid is not None:
+        _die_with_parent(parent_pid)
     _limit_memory(max_memory_mb)
     conn.send(_READY)
     while True:
@@ -92,7 +106,7 @@ class _Worker:
         self.max_memory_mb = max_memory_mb
         self.process = context.Process(
             target=_worker_main,
-            args=(child_conn, max_memory_mb),
+            args=(child_conn, max_memory_mb, os.getpid()),
             name="kb-parse-worker",
             daemon=True,
         )

@@ -7,7 +7,8 @@ Decisions:
   `startxref` gets one appended so that pypdf rebuilds the cross-reference table (warned).
 - No text layer: when no page yields any letter or digit, or when every page is either
   empty or an image page with fewer than MIN_PAGE_CHARS letters/digits (a scan with a stray
-  label), the document ends needs_attention with PARSE_EMPTY_TEXT_SCAN_DETECTED. Individual
+  label), the document ends needs_attention with PARSE_EMPTY_TEXT_SCAN_DETECTED; a file
+  without text or images whose page content streams do not decode is PARSE_CORRUPT_FILE. Individual
   pages without text in an otherwise digital PDF are only listed in the warnings.
 - Structure, per page: blank lines and headings end paragraphs; a line ending in . ! ? or :
   that is shorter than 70 % of the page's median line ends its paragraph too; wrapped lines
@@ -117,6 +118,21 @@ def _alnum(text: str) -> int:
     return sum(char.isalnum() for char in text)
 
 
+def _content_lost(page: Any) -> bool:
+    """Whether the page has encoded content that decodes to nothing (a damaged stream)."""
+    try:
+        contents = page.get("/Contents")
+        if contents is None:
+            return False
+        contents = contents.get_object()
+        streams = [s.get_object() for s in contents] if isinstance(contents, list) else [contents]
+        return any(getattr(s, "_data", b"") and not s.get_data() for s in streams)
+    except MemoryError:
+        raise
+    except Exception:
+        return True
+
+
 def _extract_pages(reader: PdfReader, path: Path, out: SpanCollector) -> list[str]:
     try:
         pages = list(reader.pages)
@@ -145,6 +161,12 @@ def _extract_pages(reader: PdfReader, path: Path, out: SpanCollector) -> list[st
         for count, page in zip(counts, pages, strict=True)
     ]
     scan_like = all(count == 0 or image for count, image in zip(counts, images, strict=True))
+    if sum(counts) == 0 and not any(images) and any(_content_lost(page) for page in pages):
+        raise ParseError.for_file(
+            IngestReason.PARSE_CORRUPT_FILE,
+            path,
+            f"damaged PDF: page content cannot be decoded ({len(pages)} page(s), no text, no image)",
+        )
     if sum(counts) == 0 or (scan_like and any(images)):
         raise ParseError.for_file(
             IngestReason.PARSE_EMPTY_TEXT_SCAN_DETECTED,
