@@ -1,12 +1,16 @@
 """Ingestion assets: parse each document version, then cut it into chunks (thin wrappers)."""
 
-from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
 from kb_pipeline.ingest.partitions import doc_version_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_pipeline.step_metadata import run_step
+from kb_pipeline.table_metadata import ROW_COUNT, table
 
 BACKFILL = BackfillPolicy.multi_run(max_partitions_per_run=50)
+# Ids, locators and sizes only: chunk text stays out of the Dagster event log.
+PREVIEW_COLUMNS = ("chunk_id", "locator", "tokens")
+PREVIEW_ROWS = 10
 
 
 @asset(
@@ -37,10 +41,7 @@ def document_chunks(context: AssetExecutionContext, kb: KnowledgeBaseResource) -
     reports, metadata = run_step(context.partition_keys, pipeline.chunk)
     previews = [row for report in reports for row in report.metrics.get("preview", [])]
     if previews:
-        lines = ["| chunk_id | locator | tokens | text |", "| --- | --- | --- | --- |"]
-        lines += [
-            f"| {p['chunk_id']} | `{p['locator']}` | {p['tokens']} | {p['text'][:80].replace('|', '/')} |"
-            for p in previews[:10]
-        ]
-        metadata["preview"] = MetadataValue.md("\n".join(lines))
+        metadata["preview"] = table(previews[:PREVIEW_ROWS], PREVIEW_COLUMNS)
+    if "chunks" in metadata:
+        metadata[ROW_COUNT] = metadata["chunks"]
     return MaterializeResult(metadata=metadata)
