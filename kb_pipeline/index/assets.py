@@ -9,6 +9,9 @@ from kb_pipeline.resources import KnowledgeBaseResource
 from kb_pipeline.step_metadata import run_step
 from kb_pipeline.table_metadata import ROW_COUNT
 
+# The concurrency pool of every step that runs the embedding model (limit in deploy/dagster.yaml).
+EMBEDDING_POOL = "embedding"
+
 
 @asset(
     deps=[document_chunks],
@@ -16,6 +19,7 @@ from kb_pipeline.table_metadata import ROW_COUNT
     backfill_policy=BACKFILL,
     group_name="index",
     kinds={"pytorch", "pgvector"},
+    pool=EMBEDDING_POOL,
     description="MiniLM vectors per chunk window (cached by text hash: unchanged text is never re-embedded).",
 )
 def chunk_embeddings(

@@ -5,6 +5,7 @@ from collections import Counter
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
 from kb_eval.gates import failed_gates, gate_label
+from kb_pipeline.index.assets import EMBEDDING_POOL
 from kb_pipeline.release.evaluation import RUN_KIND, release_evaluation
 from kb_pipeline.release.partitions import release_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
@@ -23,6 +24,7 @@ from kb_retrieval.releases import (
     partitions_def=release_partitions,
     group_name="release",
     kinds={"python", "postgres"},
+    pool=EMBEDDING_POOL,
     description=(
         "Every registered document version of every tenant parsed, chunked, embedded and "
         "published for the release's versions, beside the active release's rows."
