@@ -155,8 +155,11 @@ def test_passing_gates_promote_the_release_in_the_same_run(kb, tmp_path):
     assert evaluation["unsupported_claim_rate"] == 0.0
     assert evaluation["invented_policy_incidents"] == 0
     assert 0.0 <= evaluation["expected_calibration_error"] <= 1.0
-    assert "| OK_TO_DRAFT | 2 | 0 | 0 | 0 |" in evaluation["outcome_confusion"]
-    assert "| structured_policy | 1 | 1 | 1.000 |" in evaluation["recall_by_category"]
+    confusion = {r.data["expected"]: r.data for r in evaluation["outcome_confusion"].records}
+    assert confusion["OK_TO_DRAFT"]["OK_TO_DRAFT"] == 2 and confusion["UNKNOWN"]["UNKNOWN"] == 0
+    by_category = {r.data["category"]: r.data for r in evaluation["recall_by_category"].records}
+    assert by_category["structured_policy"]["recall_at_10"] == 1.0
+    assert evaluation["recall_by_category"].schema.columns[0].name == "category"
     assert evaluation["reliability_diagram"].startswith("![reliability_diagram](data:image/png")
     assert Path(evaluation["reliability_diagram_file"]).read_bytes()[:4] == b"\x89PNG"
     promotion = metadata_of(result, "release_promotion")

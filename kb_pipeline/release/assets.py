@@ -9,6 +9,7 @@ from kb_pipeline.index.assets import EMBEDDING_POOL
 from kb_pipeline.release.evaluation import RUN_KIND, release_evaluation
 from kb_pipeline.release.partitions import release_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
+from kb_pipeline.table_metadata import table
 from kb_retrieval.db.connection import Database
 from kb_retrieval.releases import (
     ReleaseRun,
@@ -55,7 +56,11 @@ def release_index(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> 
             states[final.state] += 1
             if final.reason_code:
                 problems.append(
-                    f"- `{tenant_id}/{doc_version_id}`: {final.state} {final.reason_code}"
+                    {
+                        "partition": f"{tenant_id}/{doc_version_id}",
+                        "state": final.state,
+                        "reason_code": final.reason_code,
+                    }
                 )
     metadata = {
         "release_id": record.release_id,
@@ -66,7 +71,7 @@ def release_index(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> 
         "states": MetadataValue.json(dict(sorted(states.items()))),
     }
     if problems:
-        metadata["problems"] = MetadataValue.md("\n".join(problems))
+        metadata["problems"] = table(problems, ("partition", "state", "reason_code"))
     return MaterializeResult(metadata=metadata)
 
 

@@ -23,7 +23,7 @@ from kb_pipeline.release import report_charts
 from kb_pipeline.release.partitions import release_partitions
 from kb_pipeline.release.settings import EvaluationConfig, resolve_settings
 from kb_pipeline.resources import KnowledgeBaseResource
-from kb_pipeline.table_metadata import table
+from kb_pipeline.table_metadata import frame_table, table
 from kb_retrieval.db.server import kb_home
 from kb_retrieval.releases import (
     Release,
@@ -191,14 +191,10 @@ def release_evaluation(
             "failed_gates": ", ".join(failed_gates(metrics)),
             "policy_claims": graded["policy_claims"],
             "unresolved_citations": graded["unresolved_citations"],
-            "outcome_confusion": MetadataValue.md(
-                report_charts.md_table(tables["confusion"], index=True)
-            ),
-            "reliability": MetadataValue.md(report_charts.md_table(tables["reliability"])),
-            "recall_by_category": MetadataValue.md(report_charts.md_table(tables["by_category"])),
-            "recall_by_reason_code": MetadataValue.md(
-                report_charts.md_table(tables["by_reason_code"])
-            ),
+            "outcome_confusion": frame_table(tables["confusion"], index=True),
+            "reliability": frame_table(tables["reliability"]),
+            "recall_by_category": frame_table(tables["by_category"]),
+            "recall_by_reason_code": frame_table(tables["by_reason_code"]),
         }
     )
     metadata.update(_plots(release.release_id, ece["expected_calibration_error"], tables))
