@@ -9,7 +9,6 @@ from dagster import Definitions, EnvVar
 from kb_pipeline.freshness.assets import staleness_report_asset
 from kb_pipeline.freshness.schedules import nightly_staleness_schedule, staleness_job
 from kb_pipeline.index.assets import chunk_embeddings, search_index
-from kb_pipeline.index.checks import documents_reached_indexed
 from kb_pipeline.ingest.assets import document_chunks, parsed_documents
 from kb_pipeline.ingest.jobs import ingest_job
 from kb_pipeline.ingest.sensors import tenant_folder_sensor
@@ -39,7 +38,7 @@ defs = Definitions(
         release_promotion,
         staleness_report_asset,
     ],
-    asset_checks=[documents_reached_indexed, *release_gates],
+    asset_checks=release_gates,
     jobs=[ingest_job, release_job, staleness_job],
     sensors=[tenant_folder_sensor, release_candidate_sensor],
     schedules=[nightly_staleness_schedule],

@@ -10,6 +10,7 @@ from typing import Any
 from dagster import MetadataValue
 
 from kb_pipeline.ingest.partitions import split_partition_key
+from kb_pipeline.table_metadata import table
 from kb_retrieval.ingestion.pipeline import StepReport
 
 SUMMED = (
@@ -22,6 +23,7 @@ SUMMED = (
     "windows",
     "cached_windows",
 )
+PROBLEM_COLUMNS = ("doc_version_id", "state", "reason_code", "message")
 
 
 def step_metadata(reports: Sequence[StepReport], seconds: float) -> dict[str, Any]:
@@ -41,13 +43,18 @@ def step_metadata(reports: Sequence[StepReport], seconds: float) -> dict[str, An
         values = [r.metrics[name] for r in reports if name in r.metrics]
         if values:
             metadata[name] = (min if name == "tokens_min" else max)(values)
-    problems = [r for r in reports if r.reason_code]
+    problems = [
+        {
+            "doc_version_id": r.doc_version_id,
+            "state": r.state,
+            "reason_code": r.reason_code,
+            "message": r.message or "",
+        }
+        for r in reports
+        if r.reason_code
+    ]
     if problems:
-        metadata["problems"] = MetadataValue.md(
-            "\n".join(
-                f"- `{r.doc_version_id}`: {r.state} {r.reason_code} — {r.message}" for r in problems
-            )
-        )
+        metadata["problems"] = table(problems, PROBLEM_COLUMNS)
     if len(reports) == 1:
         metadata["state"] = reports[0].state
         metadata["reason_code"] = reports[0].reason_code or ""
@@ -59,9 +66,7 @@ def chunk_table(reports: Sequence[StepReport], limit: int = 10) -> MetadataValue
     rows = [row for report in reports for row in report.metrics.get("chunk_refs", [])][:limit]
     if not rows:
         return None
-    lines = ["| chunk_id | tokens | text sha256 |", "| --- | --- | --- |"]
-    lines += [f"| {r['chunk_id']} | {r['tokens']} | `{r['text_hash']}` |" for r in rows]
-    return MetadataValue.md("\n".join(lines))
+    return table(rows, ("chunk_id", "tokens", "text_hash"))
 
 
 def run_step(

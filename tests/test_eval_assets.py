@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 import typer
-from dagster import DagsterInstance, SkipReason, build_sensor_context, materialize
+from dagster import (
+    AssetCheckSeverity,
+    DagsterInstance,
+    Failure,
+    SkipReason,
+    build_sensor_context,
+    materialize,
+)
 from typer.testing import CliRunner
 
 from kb_eval.drafts.grading import grade_golden_drafts
@@ -25,6 +32,7 @@ from kb_pipeline.release.checks import release_gates
 from kb_pipeline.release.evaluation import release_evaluation, release_retriever
 from kb_pipeline.release.partitions import candidate_release, register_candidate, release_partitions
 from kb_pipeline.release.sensors import release_candidate_sensor
+from kb_pipeline.release.settings import EvaluationConfig, resolve_settings, sensor_run_config
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_retrieval.db import Database
 from kb_retrieval.releases import Release, active_release, promote_release
@@ -147,8 +155,11 @@ def test_passing_gates_promote_the_release_in_the_same_run(kb, tmp_path):
     assert evaluation["unsupported_claim_rate"] == 0.0
     assert evaluation["invented_policy_incidents"] == 0
     assert 0.0 <= evaluation["expected_calibration_error"] <= 1.0
-    assert "| OK_TO_DRAFT | 2 | 0 | 0 | 0 |" in evaluation["outcome_confusion"]
-    assert "| structured_policy | 1 | 1 | 1.000 |" in evaluation["recall_by_category"]
+    confusion = {r.data["expected"]: r.data for r in evaluation["outcome_confusion"].records}
+    assert confusion["OK_TO_DRAFT"]["OK_TO_DRAFT"] == 2 and confusion["UNKNOWN"]["UNKNOWN"] == 0
+    by_category = {r.data["category"]: r.data for r in evaluation["recall_by_category"].records}
+    assert by_category["structured_policy"]["recall_at_10"] == 1.0
+    assert evaluation["recall_by_category"].schema.columns[0].name == "category"
     assert evaluation["reliability_diagram"].startswith("![reliability_diagram](data:image/png")
     assert Path(evaluation["reliability_diagram_file"]).read_bytes()[:4] == b"\x89PNG"
     promotion = metadata_of(result, "release_promotion")
@@ -249,3 +260,80 @@ def test_kb_eval_drafts_grades_drafts_of_another_system(kb, tmp_path, monkeypatc
     unknown = tmp_path / "unknown.jsonl"
     unknown.write_text(json.dumps({"case_id": "nope", "text": "x", "citations": []}) + "\n")
     assert runner.invoke(app, [str(unknown), "--golden", str(golden)]).exit_code == 2
+
+
+def promote_alone(kb: KnowledgeBaseResource, instance: DagsterInstance, release: Release):
+    """`release_promotion` materialised on its own, as from the UI or a script."""
+    register_candidate(kb, instance, release)
+    return materialize(
+        [release_promotion],
+        partition_key=release.release_id,
+        instance=instance,
+        resources={"kb": kb},
+        raise_on_error=False,
+    )
+
+
+def failure_message(result, node: str) -> str:
+    return result.failure_data_for_node(node).error.message
+
+
+def test_promotion_alone_refuses_an_unevaluated_release(kb):
+    before = active_release(kb.database())
+    never = Release.of(kb.pipeline().versions, DRAFTING_CONFIG.model_copy(update={"pack_max": 7}))
+    result = promote_alone(kb, DagsterInstance.ephemeral(), never)
+    assert not result.success
+    assert "has no stored evaluation" in failure_message(result, "release_promotion")
+    after = active_release(kb.database())
+    assert (after.release_id if after else None) == (before.release_id if before else None)
+
+
+def test_promotion_alone_refuses_a_release_whose_gates_failed(kb, tmp_path):
+    instance = DagsterInstance.ephemeral()
+    good = Release.of(kb.pipeline().versions, DRAFTING_CONFIG)
+    assert run_release(kb, instance, good, write_golden(tmp_path / "g.jsonl", PASSING)).success
+    bad = Release.of(kb.pipeline().versions, DRAFTING_CONFIG.model_copy(update={"pack_max": 8}))
+    assert not run_release(kb, instance, bad, write_golden(tmp_path / "b.jsonl", FAILING)).success
+    result = promote_alone(kb, instance, bad)
+    assert not result.success
+    message = failure_message(result, "release_promotion")
+    assert "recall_at_10 >= 0.85 (was 0.0)" in message and "unsafe_pass_rate" not in message
+    assert active_release(kb.database()).release_id == good.release_id
+
+
+def test_a_failing_rerun_of_the_active_release_warns_and_keeps_it_active(kb, tmp_path):
+    instance = DagsterInstance.ephemeral()
+    good = Release.of(kb.pipeline().versions, DRAFTING_CONFIG)
+    assert run_release(kb, instance, good, write_golden(tmp_path / "g.jsonl", PASSING)).success
+    rerun = run_release(kb, instance, good, write_golden(tmp_path / "f.jsonl", FAILING))
+    recall = next(
+        c for c in rerun.get_asset_check_evaluations() if c.check_name == "gate_recall_at_10"
+    )
+    assert recall.passed is False and recall.severity == AssetCheckSeverity.WARN
+    assert recall.metadata["active_release"].value is True
+    assert active_release(kb.database()).release_id == good.release_id
+    evaluation = metadata_of(rerun, "release_evaluation")
+    assert evaluation["failed_gates"] == "recall_at_10"
+    rows = {r.data["metric"]: r.data for r in evaluation["gate_results"].records}
+    assert rows["recall_at_10"]["passed"] is False and rows["unsafe_pass_rate"]["passed"] is True
+
+
+def test_evaluation_settings_come_from_the_run_or_the_environment(tmp_path):
+    golden = write_golden(tmp_path / "g.jsonl", PASSING)
+    with pytest.raises(Failure, match="golden_path"):
+        resolve_settings(EvaluationConfig(), {})
+    with pytest.raises(Failure, match="KB_EVAL_AS_OF"):
+        resolve_settings(EvaluationConfig(golden_path=str(golden)), {})
+    with pytest.raises(Failure, match="not an ISO date"):
+        resolve_settings(EvaluationConfig(golden_path=str(golden), as_of="15/11/2026"), {})
+    from_env = resolve_settings(
+        EvaluationConfig(), {"KB_GOLDEN_PATH": str(golden), "KB_EVAL_AS_OF": "2027-01-02"}
+    )
+    assert from_env.golden_path == golden and from_env.as_of == date(2027, 1, 2)
+    run = resolve_settings(EvaluationConfig(as_of="2026-12-24"), {"KB_GOLDEN_PATH": str(golden)})
+    assert run.as_of == date(2026, 12, 24)
+    config = sensor_run_config(date(2026, 3, 4), {"KB_GOLDEN_PATH": "g.jsonl"})
+    assert config["ops"]["release_evaluation"]["config"] == {
+        "golden_path": "g.jsonl",
+        "as_of": "2026-03-04",
+    }

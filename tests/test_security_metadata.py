@@ -31,7 +31,8 @@ def test_event_log_holds_no_document_text(tmp_path, database_url):
     result = materialize(INGEST_ASSETS, partition_key=key, instance=instance, resources={"kb": kb})
     assert result.success
     [chunks] = result.asset_materializations_for_node("document_chunks")
-    assert "notes_v1_000" in chunks.metadata["chunk_table"].value
+    rows = chunks.metadata["chunk_table"].records
+    assert rows[0].data["chunk_id"] == "notes_v1_000" and len(rows[0].data["text_hash"]) == 16
     records = instance.all_logs(result.run_id)
     logged = "\n".join(str(record) for record in records)
     assert "notes_v1_000" in logged

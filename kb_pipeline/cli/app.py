@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import typer
 
 from kb_pipeline.cli.ask_cmd import ask
 from kb_pipeline.cli.beir_cmd import eval_beir
+from kb_pipeline.cli.db import db_app
 from kb_pipeline.cli.drafts_cmd import eval_drafts
 from kb_pipeline.cli.eval_cmd import evaluate
 from kb_pipeline.cli.ingest_cmd import ingest
@@ -31,21 +28,10 @@ def ui(
     host: str = typer.Option("127.0.0.1", help="Address of the Dagster UI."),
     port: int = typer.Option(3000, help="Port of the Dagster UI."),
 ) -> None:
-    """Start the Dagster UI and daemon (sensors, schedules) on the same storage as `kb`."""
-    from kb_pipeline.instance import REPO_ROOT, prepare_environment
+    """Start the Dagster UI and daemon (sensors, schedules); SIGTERM/SIGINT stops both."""
+    from kb_pipeline.cli.ui import run_ui
 
-    prepare_environment()
-    typer.echo(f"Dagster UI: http://{host}:{port}  (DAGSTER_HOME={os.environ['DAGSTER_HOME']})")
-    command = [
-        sys.executable,
-        "-m",
-        "dagster",
-        "dev",
-        "-w",
-        str(REPO_ROOT / "workspace.yaml"),
-        "-h",
-        host,
-        "-p",
-        str(port),
-    ]
-    raise typer.Exit(subprocess.call(command, cwd=REPO_ROOT))
+    run_ui(host, port)
+
+
+app.add_typer(db_app, name="db")

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from kb_pipeline.cli.ask_display import best_sentence, conflict_lines, query_terms
 from kb_pipeline.cli.common import parse_date
 from kb_retrieval.retrieval.pack import dumps_pack, validate_pack
 
@@ -72,6 +73,7 @@ def ask(
     console = Console()
     console.print(f"[bold]{pack['outcome']}[/]  reasons: {', '.join(pack['reason_codes']) or '-'}")
     console.print("flags: " + ", ".join(f"{k}={v}" for k, v in pack["flags"].items()))
+    terms = query_terms(email, pack["query_variants"])
     table = Table(show_lines=False)
     for column in ("rank", "category", "locator", "confidence", "stale", "snippet"):
         table.add_column(column, overflow="fold")
@@ -82,11 +84,9 @@ def ask(
             item["source_locator"],
             f"{item['confidence_score']:.2f}",
             "yes" if item["stale"] else "",
-            item["snippet"][:90],
+            best_sentence(item["text"], terms, item["section_title"]),
         )
     console.print(table)
-    for conflict in pack["conflicts"]:
-        console.print(
-            f"conflict {conflict['kind']}: {', '.join(conflict['values'])} ({', '.join(conflict['chunk_ids'])})"
-        )
+    for line in conflict_lines(pack):
+        console.print(line, highlight=False, markup=False)
     console.print(f"[dim]{pack['config_version']}  {result.timings_ms.get('total', 0):.0f} ms[/]")

@@ -84,8 +84,10 @@ def ingest(
         typer.echo(json.dumps(rows, indent=2))
     else:
         table = Table(title=f"kb ingest {directory}")
-        for column in CONTRACT_KEYS:
-            table.add_column(column)
+        longest = max((len(str(row["doc_version_id"])) for row in rows), default=0)
+        table.add_column("doc_version_id", min_width=longest, no_wrap=True)
+        for column in CONTRACT_KEYS[1:]:
+            table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(*(str(row[c]) if row[c] is not None else "-" for c in row))
         Console().print(table)

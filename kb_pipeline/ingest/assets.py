@@ -5,6 +5,7 @@ from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, as
 from kb_pipeline.ingest.partitions import doc_version_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_pipeline.step_metadata import chunk_table, run_step
+from kb_pipeline.table_metadata import ROW_COUNT
 
 BACKFILL = BackfillPolicy.multi_run(max_partitions_per_run=50)
 
@@ -35,6 +36,8 @@ def parsed_documents(
 def document_chunks(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> MaterializeResult:
     pipeline = kb.pipeline()
     reports, metadata = run_step(context.partition_keys, pipeline.chunk)
-    if table := chunk_table(reports):
-        metadata["chunk_table"] = table
+    if chunks := chunk_table(reports):
+        metadata["chunk_table"] = chunks
+    if "chunks" in metadata:
+        metadata[ROW_COUNT] = metadata["chunks"]
     return MaterializeResult(metadata=metadata)

@@ -16,6 +16,7 @@ from kb_pipeline.resources import KnowledgeBaseResource
 
 INGEST_ASSETS = [parsed_documents, document_chunks, chunk_embeddings, search_index]
 QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+CLI_SOURCE = "cli"
 Progress = Callable[[int, int, str], None]
 
 
@@ -45,6 +46,7 @@ def ingest_folder(
             instance=instance,
             resources={"kb": kb},
             run_config=QUIET_RUN,
+            tags={"source": CLI_SOURCE, "tenant": split_partition_key(key)[0]},
         )
         embedded = 0
         for event in result.asset_materializations_for_node("chunk_embeddings"):

@@ -4,16 +4,28 @@ from collections import Counter
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
-from kb_pipeline.release.evaluation import release_evaluation
+from kb_eval.gates import failed_gates, gate_label
+from kb_pipeline.index.assets import EMBEDDING_POOL
+from kb_pipeline.release.evaluation import RUN_KIND, release_evaluation
 from kb_pipeline.release.partitions import release_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
-from kb_retrieval.releases import active_release, ensure_builds, get_release, promote_release
+from kb_pipeline.table_metadata import table
+from kb_retrieval.db.connection import Database
+from kb_retrieval.releases import (
+    ReleaseRun,
+    active_release,
+    ensure_builds,
+    get_release,
+    latest_release_run,
+    promote_release,
+)
 
 
 @asset(
     partitions_def=release_partitions,
     group_name="release",
     kinds={"python", "postgres"},
+    pool=EMBEDDING_POOL,
     description=(
         "Every registered document version of every tenant parsed, chunked, embedded and "
         "published for the release's versions, beside the active release's rows."
@@ -44,7 +56,11 @@ def release_index(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> 
             states[final.state] += 1
             if final.reason_code:
                 problems.append(
-                    f"- `{tenant_id}/{doc_version_id}`: {final.state} {final.reason_code}"
+                    {
+                        "partition": f"{tenant_id}/{doc_version_id}",
+                        "state": final.state,
+                        "reason_code": final.reason_code,
+                    }
                 )
     metadata = {
         "release_id": record.release_id,
@@ -55,7 +71,7 @@ def release_index(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> 
         "states": MetadataValue.json(dict(sorted(states.items()))),
     }
     if problems:
-        metadata["problems"] = MetadataValue.md("\n".join(problems))
+        metadata["problems"] = table(problems, ("partition", "state", "reason_code"))
     return MaterializeResult(metadata=metadata)
 
 
@@ -64,13 +80,19 @@ def release_index(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> 
     partitions_def=release_partitions,
     group_name="release",
     kinds={"postgres"},
-    description="Marks the release active for retrieval; runs only when every gate passed.",
+    description=(
+        "Marks the release active for retrieval; refuses unless the release's stored evaluation "
+        "passed every gate (checked here, so materialising it alone cannot bypass the gates)."
+    ),
 )
 def release_promotion(
     context: AssetExecutionContext, kb: KnowledgeBaseResource
 ) -> MaterializeResult:
     db = kb.database()
     before = active_release(db)
+    if before is not None and before.release_id == context.partition_key:
+        return MaterializeResult(metadata={"release_id": before.release_id, "already_active": True})
+    evaluation = require_passed_gates(db, context.partition_key)
     try:
         record = promote_release(db, context.partition_key)
     except LookupError as error:
@@ -81,5 +103,26 @@ def release_promotion(
             "previous_active_release_id": before.release_id if before else "",
             "promoted_at": record.promoted_at.isoformat() if record.promoted_at else "",
             "components": MetadataValue.json(record.release.key),
+            "evaluation_run_id": evaluation.run_id,
         }
     )
+
+
+def require_passed_gates(db: Database, release_id: str) -> ReleaseRun:
+    """The release's latest stored evaluation; Failure naming the gates it missed, or none ran."""
+    run = latest_release_run(db, release_id, RUN_KIND)
+    if run is None:
+        raise Failure(
+            description=f"release {release_id} has no stored evaluation: materialise "
+            "release_evaluation (and its gates) first"
+        )
+    missed = failed_gates(run.metrics)
+    if missed:
+        labels = ", ".join(
+            f"{name} {gate_label(name)} (was {run.metrics.get(name)})" for name in missed
+        )
+        raise Failure(
+            description=f"release {release_id} failed gates in evaluation {run.run_id}: {labels}",
+            metadata={"failed_gates": ", ".join(missed), "evaluation_run_id": run.run_id},
+        )
+    return run

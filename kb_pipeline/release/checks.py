@@ -1,7 +1,9 @@
 """The release gates: blocking asset checks on the evaluation, one per target metric.
 
 The targets live in `kb_eval.gates` (docs/spec.md 10.3). A failing gate stops the promotion
-of the release in the same run.
+of the release in the same run. A re-run of the evaluation of the release that is already active
+reports a miss as a WARN: the release stays active (retrieval still serves it) until another
+release passes and is promoted, so it never shows as a failed release.
 """
 
 from typing import Any
@@ -18,6 +20,8 @@ from dagster import (
 
 from kb_eval.gates import GATES, gate_label, gate_passes
 from kb_pipeline.release.evaluation import release_evaluation
+from kb_pipeline.resources import KnowledgeBaseResource
+from kb_retrieval.releases import active_release
 
 PARTITION_TAG = "dagster/partition"
 
@@ -43,20 +47,25 @@ def gate(metric: str) -> AssetChecksDefinition:
         blocking=True,
         description=f"Release gate: {metric} {label}.",
     )
-    def _check(context: AssetCheckExecutionContext) -> AssetCheckResult:
+    def _check(context: AssetCheckExecutionContext, kb: KnowledgeBaseResource) -> AssetCheckResult:
         release_id = context.run.tags.get(PARTITION_TAG, "")
         metadata = evaluation_metadata(context.instance, release_id) if release_id else {}
         value = metadata.get(metric)
+        active = active_release(kb.database())
+        is_active = active is not None and active.release_id == release_id
+        passed = gate_passes(metric, value)
+        note = "" if passed or not is_active else "; the release stays active (re-evaluation)"
         return AssetCheckResult(
-            passed=gate_passes(metric, value),
-            severity=AssetCheckSeverity.ERROR,
+            passed=passed,
+            severity=AssetCheckSeverity.WARN if is_active else AssetCheckSeverity.ERROR,
             metadata={
                 "value": value if isinstance(value, int | float) else "missing",
                 "target": label,
                 "release_id": release_id,
+                "active_release": is_active,
                 "run_id": str(metadata.get("run_id", "")),
             },
-            description=f"{metric} = {value} (target {label})",
+            description=f"{release_id}: {metric} = {value} (target {label}){note}",
         )
 
     return _check

@@ -3,14 +3,11 @@
 import json
 import math
 from dataclasses import replace
-from datetime import date
-from pathlib import Path
 from typing import Any
 
 from dagster import (
     AssetDep,
     AssetExecutionContext,
-    Config,
     Failure,
     MaterializeResult,
     MetadataValue,
@@ -19,13 +16,14 @@ from dagster import (
 
 from kb_eval import calibration
 from kb_eval.drafts.grading import DRAFT_METRICS, grade_golden_drafts
-from kb_eval.gates import GATES, gate_label, gate_passes
+from kb_eval.gates import GATES, failed_gates, gate_label, gate_passes
 from kb_eval.golden import GoldenCase, load_golden
 from kb_eval.golden_eval import EvalRun, evaluate_cases, store_run
-from kb_pipeline.instance import REPO_ROOT
 from kb_pipeline.release import report_charts
 from kb_pipeline.release.partitions import release_partitions
+from kb_pipeline.release.settings import EvaluationConfig, resolve_settings
 from kb_pipeline.resources import KnowledgeBaseResource
+from kb_pipeline.table_metadata import frame_table, table
 from kb_retrieval.db.server import kb_home
 from kb_retrieval.releases import (
     Release,
@@ -37,13 +35,7 @@ from kb_retrieval.retrieval.rerank import reranker_from_config
 from kb_retrieval.retrieval.retriever import Retriever
 
 RUN_KIND = "release"
-DEFAULT_GOLDEN = "data/golden/golden.jsonl"
-DEFAULT_AS_OF = "2026-11-15"
-
-
-class EvaluationConfig(Config):
-    golden_path: str = DEFAULT_GOLDEN
-    as_of: str = DEFAULT_AS_OF
+GATE_COLUMNS = ("metric", "value", "target", "passed")
 
 
 def release_retriever(kb: KnowledgeBaseResource, release: Release) -> Retriever:
@@ -107,6 +99,25 @@ def comparison(
     return deltas, "\n".join(lines)
 
 
+def _shown(value: Any) -> str:
+    number = _number(value)
+    return "missing" if number is None else report_charts.cell(number, 4)
+
+
+def gate_table(metrics: dict[str, Any]) -> MetadataValue:
+    """This release's result against every gate (one row per gated metric)."""
+    rows = [
+        {
+            "metric": name,
+            "value": _shown(metrics.get(name)),
+            "target": gate.label,
+            "passed": gate.passes(metrics.get(name)),
+        }
+        for name, gate in GATES.items()
+    ]
+    return table(rows, GATE_COLUMNS)
+
+
 def _plots(release_id: str, ece: float, tables: dict[str, Any]) -> dict[str, Any]:
     folder = kb_home() / "reports" / release_id
     pngs = {
@@ -143,9 +154,8 @@ def release_evaluation(
     if record is None:
         raise Failure(description=f"release {context.partition_key} is not registered")
     release = record.release
-    golden = Path(config.golden_path)
-    golden = golden if golden.is_absolute() else REPO_ROOT / golden
-    as_of = date.fromisoformat(config.as_of)
+    settings = resolve_settings(config)
+    golden, as_of = settings.golden_path, settings.as_of
     cases = load_golden(golden)
     retriever = release_retriever(kb, release)
     run = evaluate_cases(retriever, cases, as_of)
@@ -177,17 +187,14 @@ def release_evaluation(
             "golden_path": MetadataValue.path(str(golden)),
             "previous_release_id": previous.release_id if previous else "",
             "comparison": MetadataValue.md(compared),
-            "gates": MetadataValue.json({name: gate.label for name, gate in GATES.items()}),
+            "gate_results": gate_table(metrics),
+            "failed_gates": ", ".join(failed_gates(metrics)),
             "policy_claims": graded["policy_claims"],
             "unresolved_citations": graded["unresolved_citations"],
-            "outcome_confusion": MetadataValue.md(
-                report_charts.md_table(tables["confusion"], index=True)
-            ),
-            "reliability": MetadataValue.md(report_charts.md_table(tables["reliability"])),
-            "recall_by_category": MetadataValue.md(report_charts.md_table(tables["by_category"])),
-            "recall_by_reason_code": MetadataValue.md(
-                report_charts.md_table(tables["by_reason_code"])
-            ),
+            "outcome_confusion": frame_table(tables["confusion"], index=True),
+            "reliability": frame_table(tables["reliability"]),
+            "recall_by_category": frame_table(tables["by_category"]),
+            "recall_by_reason_code": frame_table(tables["by_reason_code"]),
         }
     )
     metadata.update(_plots(release.release_id, ece["expected_calibration_error"], tables))

@@ -1,4 +1,4 @@
-"""Markdown tables and PNG plots of an evaluation for Dagster metadata (no pyplot state)."""
+"""Table cells and PNG plots of an evaluation for Dagster metadata (no pyplot state)."""
 
 from __future__ import annotations
 
@@ -21,16 +21,6 @@ def cell(value: object, digits: int) -> str:
     if isinstance(value, float):
         return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
     return str(value).replace("|", "/")
-
-
-def md_table(frame: pd.DataFrame, *, index: bool = False, digits: int = 3) -> str:
-    """A GitHub-style Markdown table of a DataFrame (floats rounded, NaN as n/a)."""
-    columns = [str(frame.index.name or "")] if index else []
-    columns += [str(c) for c in frame.columns]
-    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
-    for row in frame.itertuples(index=index, name=None):
-        lines.append("| " + " | ".join(cell(value, digits) for value in row) + " |")
-    return "\n".join(lines)
 
 
 def _png(figure: Figure) -> bytes:

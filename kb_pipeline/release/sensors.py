@@ -1,5 +1,7 @@
 """The release job and the sensor that registers this code location's release and runs it."""
 
+from datetime import UTC, datetime
+
 from dagster import (
     AssetSelection,
     RunRequest,
@@ -11,6 +13,7 @@ from dagster import (
 )
 
 from kb_pipeline.release.partitions import candidate_release, release_partitions
+from kb_pipeline.release.settings import sensor_run_config
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_retrieval.releases import register_release
 
@@ -37,6 +40,12 @@ def release_candidate_sensor(
         return SkipReason(f"release {release.release_id} is already registered")
     register_release(db, release)
     return SensorResult(
-        run_requests=[RunRequest(run_key=release.release_id, partition_key=release.release_id)],
+        run_requests=[
+            RunRequest(
+                run_key=release.release_id,
+                partition_key=release.release_id,
+                run_config=sensor_run_config(datetime.now(UTC).date()),
+            )
+        ],
         dynamic_partitions_requests=[release_partitions.build_add_request([release.release_id])],
     )
