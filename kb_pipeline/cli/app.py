@@ -13,6 +13,7 @@ from kb_pipeline.cli.beir_cmd import eval_beir
 from kb_pipeline.cli.drafts_cmd import eval_drafts
 from kb_pipeline.cli.eval_cmd import evaluate
 from kb_pipeline.cli.ingest_cmd import ingest
+from kb_pipeline.cli.serve_cmd import mcp, serve, token_app
 
 app = typer.Typer(
     add_completion=False,
@@ -49,3 +50,8 @@ def ui(
         str(port),
     ]
     raise typer.Exit(subprocess.call(command, cwd=REPO_ROOT))
+
+
+app.command("serve")(serve)
+app.command("mcp")(mcp)
+app.add_typer(token_app, name="token")
