@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Path
+from fastapi import Depends, FastAPI, Header, Path, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -38,6 +38,18 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (504, "timeout"),
     )
 }
+
+
+async def caller(
+    request: Request, tenant: TenantPath, authorization: Authorization = None
+) -> Principal:
+    """The token's principal, checked before the body is read: 401, then 403."""
+    core: ServingCore = request.app.state.core
+    secret = bearer_secret({"authorization": authorization or ""})
+    return await core.run(core.authorize, secret, tenant)
+
+
+Caller = Annotated[Principal, Depends(caller)]
 
 
 def _openapi_pack_schema() -> dict[str, Any]:
@@ -100,13 +112,6 @@ def create_app(
     )
     app.state.core = core
     install_error_handlers(app)
-
-    async def principal(tenant: TenantPath, authorization: Authorization = None) -> Principal:
-        """The token's principal, checked before the body is read: 401, then 403."""
-        secret = bearer_secret({"authorization": authorization or ""})
-        return await core.run(core.authorize, secret, tenant)
-
-    Caller = Annotated[Principal, Depends(principal)]
 
     @app.post(
         "/v1/tenants/{tenant}/ask",
