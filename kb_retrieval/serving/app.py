@@ -29,6 +29,7 @@ Authorization = Annotated[str | None, Header(description="Bearer <token>")]
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"description": text}
     for status, text in (
+        (400, "body is not UTF-8 JSON"),
         (401, "no valid bearer token"),
         (403, "token of another tenant"),
         (404, "tenant never ingested"),
@@ -81,6 +82,16 @@ class McpAuthGate:
         await self.app(scope, receive, send)
 
 
+def _report_warm_up(future: asyncio.Future[dict[str, int]]) -> None:
+    """Log the warm-up's outcome (a failure leaves /readyz at 503)."""
+    if future.cancelled():
+        return
+    if future.exception() is not None:
+        LOG.error("warm-up failed; /readyz stays 503", exc_info=future.exception())
+    else:
+        LOG.info("warm: model and snapshots of %d tenant(s) loaded", len(future.result()))
+
+
 def create_app(
     kb: KnowledgeBase | None = None,
     settings: ServeSettings | None = None,
@@ -99,6 +110,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         warm = asyncio.get_running_loop().run_in_executor(core.pool, core.warm_up)
+        warm.add_done_callback(_report_warm_up)
         async with mcp.session_manager.run():
             yield
         warm.cancel()

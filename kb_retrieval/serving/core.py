@@ -45,7 +45,10 @@ class ServeSettings:
         for name, field in cls.__dataclass_fields__.items():
             raw = os.environ.get(ENV_PREFIX + name.upper())
             if raw is not None:
-                values[name] = type(field.default)(raw)
+                try:
+                    values[name] = type(field.default)(raw)
+                except ValueError as error:
+                    raise ValueError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not valid") from error
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls(**values)
         if settings.workers < 1 or settings.queue_limit < 0 or settings.timeout_s <= 0:
