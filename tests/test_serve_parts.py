@@ -194,3 +194,19 @@ def test_mcp_over_stdio_needs_the_tenants_token(database_url, db, demo_index):
     assert listed == set(demo_index["alpine-treks"])
     assert not asked.is_error and asked.structured_content["tenant_id"] == "alpine-treks"
     assert cross.is_error and "forbidden" in cross.content[0].text
+
+
+def test_serve_settings_come_from_the_environment_and_name_a_bad_variable(monkeypatch):
+    from kb_retrieval.serving.core import ServeSettings
+
+    monkeypatch.setenv("KB_SERVE_WORKERS", "3")
+    monkeypatch.setenv("KB_SERVE_TIMEOUT_S", "2.5")
+    settings = ServeSettings.from_env(host="0.0.0.0", workers=None)
+    assert (settings.workers, settings.timeout_s, settings.host) == (3, 2.5, "0.0.0.0")
+    assert ServeSettings.from_env(workers=5).workers == 5
+    monkeypatch.setenv("KB_SERVE_WORKERS", "many")
+    with pytest.raises(ValueError, match="KB_SERVE_WORKERS"):
+        ServeSettings.from_env()
+    monkeypatch.setenv("KB_SERVE_WORKERS", "0")
+    with pytest.raises(ValueError, match="workers >= 1"):
+        ServeSettings.from_env()
