@@ -210,3 +210,13 @@ def test_serve_settings_come_from_the_environment_and_name_a_bad_variable(monkey
     monkeypatch.setenv("KB_SERVE_WORKERS", "0")
     with pytest.raises(ValueError, match="workers >= 1"):
         ServeSettings.from_env()
+
+
+def test_a_tenant_session_cannot_read_the_token_table(db):
+    import psycopg
+
+    from kb_retrieval.serving.tokens import TokenStore
+
+    TokenStore(db).create("alpine-treks", "rls check")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), db.tenant("alpine-treks") as conn:
+        conn.execute("SELECT count(*) FROM api_tokens").fetchone()
