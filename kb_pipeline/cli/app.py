@@ -10,6 +10,7 @@ from kb_pipeline.cli.db import db_app
 from kb_pipeline.cli.drafts_cmd import eval_drafts
 from kb_pipeline.cli.eval_cmd import evaluate
 from kb_pipeline.cli.ingest_cmd import ingest
+from kb_pipeline.cli.serve_cmd import mcp, serve, token_app
 
 app = typer.Typer(
     add_completion=False,
@@ -35,3 +36,6 @@ def ui(
 
 
 app.add_typer(db_app, name="db")
+app.command("serve")(serve)
+app.command("mcp")(mcp)
+app.add_typer(token_app, name="token")

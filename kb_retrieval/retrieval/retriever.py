@@ -134,6 +134,8 @@ class Retriever:
                 max_bytes=self.config.snapshot_cache_mb * 1024**2,
             )
             if snapshot is not None:
+                # An older snapshot may be served while another thread loads the new one.
+                generation = snapshot.generation
                 titles = snapshot.trip_titles
             else:
                 rows = conn.execute(sql.TRIP_TITLES, {"tenant_id": tenant_id})

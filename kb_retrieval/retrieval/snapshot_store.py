@@ -108,7 +108,10 @@ class SnapshotStore:
         self._items: OrderedDict[tuple[str, SnapshotKey, int], tuple[int, TenantSnapshot | None]]
         self._items = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: set[tuple[str, SnapshotKey, int]] = set()
         self.loads = 0
+        self.hits = 0
+        self.stale_served = 0
 
     def get(
         self,
@@ -123,7 +126,9 @@ class SnapshotStore:
         """The snapshot for this generation, loading it if needed; None: search in PostgreSQL.
 
         Keyed by the size bound too: a tenant too large for one configuration may fit another.
-        Two threads asking for a stale snapshot at once may both load it (the last one stays).
+        A reload never blocks readers: while one thread loads a newer generation, the others
+        keep answering from the snapshot they had (its `generation` says which one it is).
+        Without an older snapshot, two threads asking at once may both load it.
         """
         slot = (database, key, max_vectors)
         with self._lock:
@@ -131,15 +136,26 @@ class SnapshotStore:
                 self.max_bytes = max_bytes
             found = self._items.get(slot)
             if found is not None and found[0] == generation:
+                self.hits += 1
                 self._items.move_to_end(slot)
                 return found[1]
+            if found is not None and slot in self._loading:
+                self.stale_served += 1
+                return found[1]
+            self._loading.add(slot)
         previous = found[1] if found is not None else None
-        snapshot = load_snapshot(conn, key, generation, max_vectors, previous)
+        try:
+            snapshot = load_snapshot(conn, key, generation, max_vectors, previous)
+        finally:
+            with self._lock:
+                self._loading.discard(slot)
         with self._lock:
             self.loads += 1
-            self._items[slot] = (generation, snapshot)
-            self._items.move_to_end(slot)
-            self._evict()
+            current = self._items.get(slot)
+            if current is None or current[0] <= generation:
+                self._items[slot] = (generation, snapshot)
+                self._items.move_to_end(slot)
+                self._evict()
         return snapshot
 
     def clear(self) -> None:
