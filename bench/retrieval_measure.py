@@ -138,9 +138,11 @@ def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]
             reload_times.append((time.perf_counter() - started) * 1000)
         db.close()
         assert reloaded is not None and reloaded.fetched_versions == (victim,)
+    memory = snapshot_memory(url, key)
     out = {
         "load_ms": summary(times),
         "reload_one_version_ms": summary(reload_times),
+        "memory": memory,
         "samples_ms": [round(t, 1) for t in times],
         "phases": phases,
         "nbytes": snapshot.nbytes,
@@ -152,6 +154,47 @@ def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]
         "generation": snapshot.generation,
     }
     return out, snapshot
+
+
+def snapshot_memory(url: str, key: Any) -> dict[str, Any]:
+    """One more `load_snapshot` under tracemalloc: heap bytes the snapshot keeps (what is still
+    allocated after the load, the snapshot alive), the load's peak, and the spill file's bytes
+    (memory-mapped, in the page cache). Baseline: the same vectors as float32 (the layout that
+    kept them on the heap), so `heap / float32 vectors` reads across machines."""
+    import gc
+    import tracemalloc
+
+    from kb_retrieval.db import Database
+    from kb_retrieval.retrieval.snapshot_store import load_snapshot, read_generation
+
+    db = Database(url)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        with db.tenant(MEASURED) as conn:
+            generation = read_generation(conn, MEASURED)
+            base = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            snapshot = load_snapshot(conn, key, generation, HUGE)
+            gc.collect()
+            held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        db.close()
+    assert snapshot is not None
+    chunks = max(len(snapshot.chunk_pk), 1)
+    float32_vectors = snapshot.vector_count * snapshot.scan.shape[1] * 4
+    heap = held - base
+    return {
+        "heap_bytes": heap,
+        "peak_bytes": peak - base,
+        "file_bytes": snapshot.file_nbytes,
+        "arrays_bytes": snapshot.nbytes,
+        "float32_vector_bytes": float32_vectors,
+        "heap_mib_per_10k_chunks": round(heap / 2**20 * 10_000 / chunks, 2),
+        "file_mib_per_10k_chunks": round(snapshot.file_nbytes / 2**20 * 10_000 / chunks, 2),
+        "heap_over_float32_vectors": round(heap / float32_vectors, 3) if float32_vectors else None,
+    }
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Index assets: window embeddings of every chunk, then the atomic publish into the search index."""
 
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from kb_pipeline.ingest.assets import BACKFILL, document_chunks
 from kb_pipeline.ingest.partitions import doc_version_partitions
@@ -20,8 +20,11 @@ def chunk_embeddings(
     context: AssetExecutionContext, kb: KnowledgeBaseResource
 ) -> MaterializeResult:
     pipeline = kb.pipeline()
-    _, metadata = run_step(context.partition_keys, pipeline.embed)
+    reports, metadata = run_step(context.partition_keys, pipeline.embed)
     metadata.setdefault("embedded_chunks", 0)
+    metadata["embedded_by_version"] = MetadataValue.json(
+        {r.doc_version_id: int(r.metrics.get("embedded_chunks", 0)) for r in reports}
+    )
     metadata["embedding_model_id"] = pipeline.versions.embedding_model_id
     return MaterializeResult(metadata=metadata)
 
