@@ -82,6 +82,18 @@ def render(result: dict[str, Any]) -> str:
              for s in sizes for v in [s["vector_leg"]]],
         ),
         "",
+        "In-memory vector leg by first stage (projection dims, '-' = exact float32 scan; "
+        "windows kept for exact re-scoring) vs SQL exact scan:",
+        "",
+        table(
+            ["size", "dims", "shortlist", "recall mean", "recall min", "pairs < 0.98",
+             "scan MiB", "ms"],
+            [[s["target"], f["dims"] or "-", f["shortlist"] or "-", f["recall_mean"],
+              f["recall_min"], f"{f['pairs_below_0_98']}/{f['pairs']}",
+              round(f["scan_bytes"] / 2**20, 2), pair(f["ms"])]
+             for s in sizes for f in s["vector_leg"].get("first_stages", [])],
+        ),
+        "",
         "Vector leg alone, HNSW vs SQL exact scan (recall over the calls that scanned HNSW):",
         "",
     ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""The compact snapshot: float16 scan with exact re-scoring, CSR postings, rows in a spill file."""
+"""The compact snapshot: two-stage vector leg with exact re-scoring, CSR postings, a spill file."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import tracemalloc
 from datetime import date
 
 import numpy as np
+import pytest
 
 from kb_retrieval.models import Category
+from kb_retrieval.retrieval import snapshot as snapshot_module
 from kb_retrieval.retrieval.candidates import VersionInfo
 from kb_retrieval.retrieval.postings import build_postings, merge_postings
 from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot, VersionFacts
@@ -78,20 +80,47 @@ def _exact_top(snapshot, windows, mask, queries, k, all_windows=True) -> list:
     return out
 
 
-def test_float16_scan_with_rescoring_returns_the_exact_top_k():
+def _hits_are_exact_cosines(snapshot, hits, queries, all_windows) -> None:
+    sims = snapshot.candidate_sims([pk for _, pk, _ in hits], queries, all_windows=all_windows)
+    for variant, pk, score in hits:
+        assert abs(sims[pk][variant - 1] - score) < 1e-6
+
+
+def test_the_exact_first_stage_returns_the_exact_top_k():
     versions, rows, windows = _corpus(600)
     snapshot = TenantSnapshot(KEY, 1, versions, rows, windows, [])
-    assert snapshot.scan.dtype == np.float16 and snapshot.vectors.dtype == np.float32
-    rng = np.random.default_rng(11)
-    queries = rng.standard_normal((3, DIM))
+    assert snapshot.basis is None and snapshot.scan.size == 0
+    queries = np.random.default_rng(11).standard_normal((3, DIM))
     mask = snapshot.chunk_mask(["v0", "v1", "v3"])
     for all_windows in (True, False):
         hits = snapshot.vector_leg(mask, queries, 24, all_windows=all_windows)
         expected = _exact_top(snapshot, windows, mask, queries, 24, all_windows)
         assert [(v, pk) for v, pk, _ in hits] == expected
-        sims = snapshot.candidate_sims([pk for _, pk, _ in hits], queries, all_windows=all_windows)
-        for variant, pk, score in hits:
-            assert abs(sims[pk][variant - 1] - score) < 1e-12
+        _hits_are_exact_cosines(snapshot, hits, queries, all_windows)
+
+
+def test_the_projected_first_stage_keeps_recall_and_exact_scores(monkeypatch):
+    monkeypatch.setattr(snapshot_module, "PROJECT_ABOVE_WINDOWS", 0)
+    monkeypatch.setattr(snapshot_module, "SCAN_DIMS", 12)
+    monkeypatch.setattr(snapshot_module, "SHORTLIST_WINDOWS", 600)
+    versions, rows, windows = _corpus(2000)
+    snapshot = TenantSnapshot(KEY, 1, versions, rows, windows, [])
+    again = TenantSnapshot(KEY, 1, versions, rows, windows, [])
+    assert snapshot.scan.shape == (len(windows), 12)
+    assert snapshot.basis.tobytes() == again.basis.tobytes(), "the projection is deterministic"
+    rng = np.random.default_rng(17)
+    mask = snapshot.chunk_mask(["v0", "v2", "v3"])
+    found = wanted = 0
+    for _ in range(5):
+        queries = rng.standard_normal((3, DIM))
+        hits = snapshot.vector_leg(mask, queries, 24)
+        assert len(hits) == 3 * 24
+        assert snapshot.vector_leg(mask, queries, 24) == again.vector_leg(mask, queries, 24)
+        expected = set(_exact_top(snapshot, windows, mask, queries, 24))
+        found += len(expected & {(v, pk) for v, pk, _ in hits})
+        wanted += len(expected)
+        _hits_are_exact_cosines(snapshot, hits, queries, True)
+    assert found / wanted >= 0.98
 
 
 def test_rows_and_exact_vectors_come_back_from_the_spill_file():
@@ -128,7 +157,10 @@ def test_merged_postings_equal_postings_built_from_scratch():
         assert merged[term][1].tolist() == scratch[term][1].tolist()
 
 
-def test_the_heap_holds_under_half_the_bytes_of_float32_vectors():
+@pytest.mark.parametrize("projected", [False, True])
+def test_the_heap_holds_a_fraction_of_the_float32_vectors(monkeypatch, projected):
+    if projected:
+        monkeypatch.setattr(snapshot_module, "PROJECT_ABOVE_WINDOWS", 0)
     versions, rows, windows = _corpus(1500, dim=384)
     tracemalloc.start()
     try:
@@ -140,6 +172,8 @@ def test_the_heap_holds_under_half_the_bytes_of_float32_vectors():
     float32_vectors = len(windows) * 384 * 4
     assert snapshot.vector_count == len(windows)
     assert snapshot.file_nbytes > float32_vectors
-    # float16 scan (half of float32) plus postings and per-chunk arrays; rows are in the file
-    assert held < 0.5 * float32_vectors + 300 * len(rows)
+    # the first-stage copy (none, or SCAN_DIMS of 384 dimensions) plus postings and per-chunk
+    # arrays; the exact vectors and the rows are in the file
+    share = snapshot_module.SCAN_DIMS / 384 if projected else 0.0
+    assert held < share * float32_vectors + 384 * 384 * 4 + 300 * len(rows)
     assert snapshot.nbytes <= held

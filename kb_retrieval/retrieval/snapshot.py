@@ -15,6 +15,7 @@ PostgreSQL instead (exact scan, then HNSW).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -115,8 +116,11 @@ class TenantSnapshot:
         # retrieval at 100k, bench/) and exact cosines without float32 vectors on the heap.
         self._spill = SpillFile(exact, rows)
         self.vectors = self._spill.vectors
-        # The scan copy: float16, half the bytes; its top candidates are re-scored exactly.
-        self.scan = exact.astype(np.float16)
+        self.basis: np.ndarray | None = None
+        self.scan = np.empty((len(exact), 0), dtype=np.float32)
+        if len(exact) > PROJECT_ABOVE_WINDOWS:
+            self.basis = principal_basis(exact, SCAN_DIMS)
+            self.scan = np.ascontiguousarray(exact @ self.basis)
         del exact
         self.window_rows, self.window_starts = (
             np.unique(self.window_chunk, return_index=True)
@@ -126,6 +130,8 @@ class TenantSnapshot:
         everything = np.arange(len(self.chunk_pk))
         self.row_window_start = np.searchsorted(self.window_chunk, everything, "left")
         self.row_window_end = np.searchsorted(self.window_chunk, everything, "right")
+        spans = self.row_window_end - self.row_window_start
+        self.max_windows = int(spans.max()) if len(spans) else 0
 
     @property
     def nbytes(self) -> int:
@@ -138,6 +144,7 @@ class TenantSnapshot:
             self.window_index,
             self.window_first,
             self.scan,
+            self.basis if self.basis is not None else _EMPTY_ROWS,
             self.window_rows,
             self.window_starts,
             self.row_window_start,
@@ -217,31 +224,54 @@ class TenantSnapshot:
         allowed = np.array([vid in wanted for vid in self.version_ids], dtype=bool)
         return allowed[self.chunk_version] if len(self.chunk_version) else allowed[:0]
 
+    def with_first_stage(self, dims: int | None) -> TenantSnapshot:
+        """A copy whose vector leg starts with a projection on `dims` principal directions, or
+        with the exact float32 scan (None); everything else shared (bench/ compares them)."""
+        other = copy.copy(self)
+        other.basis, other.scan = None, np.empty((self.vector_count, 0), dtype=np.float32)
+        if dims is not None and self.vector_count:
+            other.basis = principal_basis(self.vectors, dims)
+            other.scan = np.ascontiguousarray(self.vectors @ other.basis)
+        return other
+
     def vector_leg(
-        self, mask: np.ndarray, vectors: np.ndarray, k: int, *, all_windows: bool = True
+        self,
+        mask: np.ndarray,
+        vectors: np.ndarray,
+        k: int,
+        *,
+        all_windows: bool = True,
+        shortlist: int | None = None,
     ) -> list[Hit]:
         """(variant from 1, chunk_pk, best-window cosine) of the top k chunks per variant.
 
-        The float16 scan keeps every chunk whose approximate best cosine is within
-        `RESCORE_MARGIN` of the k-th approximate one; those are re-scored with the exact
-        vectors (float64 dot products, as `candidate_sims`), so the result is the exact top k.
+        First stage: every eligible window scored by the exact float32 scan (small snapshots) or
+        by its projection on the `SCAN_DIMS` principal directions of the tenant's vectors; its
+        best `_shortlist_size` windows name the candidate chunks. Second stage: those chunks
+        re-scored exactly (every window, float32 products of the stored vectors).
         """
         queries = normalized_rows(np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1))
         if not self.vector_count or not len(queries):
             return []
-        approx = np.full((len(self.chunk_pk), len(queries)), -np.inf, dtype=np.float32)
-        sims = _similarities(self.scan, queries.astype(np.float16)).astype(np.float32)
-        if all_windows:
-            approx[self.window_rows] = np.maximum.reduceat(sims, self.window_starts, axis=0)
+        if self.basis is None:
+            approx = _similarities(self.vectors, queries)
         else:
-            approx[self.window_chunk[self.window_first]] = sims[self.window_first]
-        approx[~mask] = -np.inf
-        shortlists = [_shortlist(approx[:, column], k) for column in range(len(queries))]
-        rows = np.unique(np.concatenate(shortlists)) if shortlists else _EMPTY_ROWS
-        exact_queries = normalized_rows(
-            np.asarray(vectors, dtype=np.float64).reshape(len(queries), -1)
+            approx = _similarities(self.scan, queries @ self.basis)
+        eligible = (
+            mask[self.window_chunk]
+            if all_windows
+            else mask[self.window_chunk] & (self.window_first)
         )
-        exact = self._exact_best(rows, exact_queries, all_windows=all_windows)
+        approx[~eligible] = -np.inf
+        best = _best_windows(approx, self._shortlist_size(k, shortlist))
+        shortlists = [
+            np.unique(
+                self.window_chunk[best[:, column][np.isfinite(approx[best[:, column], column])]]
+            )
+            for column in range(len(queries))
+        ]
+        rows = np.unique(np.concatenate(shortlists))
+        exact = self._exact_best(rows, queries, all_windows=all_windows)
         hits: list[Hit] = []
         for column, shortlist in enumerate(shortlists):
             scores = exact[np.searchsorted(rows, shortlist), column]
@@ -251,17 +281,27 @@ class TenantSnapshot:
             )
         return hits
 
+    def _shortlist_size(self, k: int, shortlist: int | None) -> int:
+        """Windows kept by the first stage: with exact scores, the best windows of the top k
+        chunks are among the k x (most windows of a chunk) best (twice that for float32 ties);
+        with projected scores at least `shortlist` (default `SHORTLIST_WINDOWS`)."""
+        exact_bound = 2 * k * self.max_windows
+        if self.basis is None:
+            return exact_bound
+        return max(exact_bound, SHORTLIST_WINDOWS if shortlist is None else shortlist)
+
     def _exact_best(
         self, rows: np.ndarray, queries: np.ndarray, *, all_windows: bool
     ) -> np.ndarray:
-        """Best exact window cosine of each chunk row (rows x queries, float64)."""
+        """Best exact window cosine of each chunk row (rows x queries, float32 products of the
+        stored vectors, as the SQL exact scan ranks them)."""
         if not len(rows):
-            return np.empty((0, len(queries)), dtype=np.float64)
+            return np.empty((0, len(queries)), dtype=np.float32)
         starts = self.row_window_start[rows]
         ends = self.row_window_end[rows] if all_windows else starts + 1
         counts = ends - starts
         windows = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-        sims = _similarities(self.vectors[windows].astype(np.float64), queries)
+        sims = _similarities(self.vectors[windows], queries)
         return np.maximum.reduceat(sims, np.cumsum(counts) - counts, axis=0)
 
     def candidate_sims(
@@ -348,19 +388,36 @@ class TenantSnapshot:
 _EMPTY_ROWS = np.array([], dtype=np.int64)
 _EMPTY_TFS = np.array([], dtype=np.float32)
 
-# Bound on |float16 scan cosine - exact cosine| for unit vectors, with room to spare: rounding
-# the window and the query to float16 each moves a cosine by at most 2**-11 (relative error of
-# each component times sum |q_i x_i| <= 1), the float16 result by 2**-12 more.
-RESCORE_MARGIN = 4e-3
+# The first stage of the vector leg (docs/benchmarks.md): below PROJECT_ABOVE_WINDOWS windows
+# the exact float32 scan; above, a projection on SCAN_DIMS principal directions (float32, a
+# sixth of the bytes and of the scan time), whose best SHORTLIST_WINDOWS windows are re-scored.
+# float16 and bfloat16 copies were measured slower than float32 with torch on these CPUs.
+PROJECT_ABOVE_WINDOWS = 8192
+SCAN_DIMS = 64
+SHORTLIST_WINDOWS = 2048
+# The projection is fitted on at most this many windows (every n-th, in window order).
+FIT_WINDOWS = 16384
 
 
-def _shortlist(approx: np.ndarray, k: int) -> np.ndarray:
-    """Rows whose approximate score may belong to the exact top k (ascending)."""
-    finite = np.flatnonzero(np.isfinite(approx))
-    if len(finite) <= k:
-        return finite
-    kth = np.partition(approx[finite], len(finite) - k)[len(finite) - k]
-    return finite[approx[finite] >= kth - RESCORE_MARGIN]
+def _best_windows(scores: np.ndarray, size: int) -> np.ndarray:
+    """Row indices of the `size` best scores of each column (size x columns; all rows when
+    fewer; -inf rows may be among them)."""
+    import torch
+
+    if len(scores) <= size:
+        return np.repeat(np.arange(len(scores))[:, None], scores.shape[1], axis=1)
+    return torch.topk(torch.from_numpy(scores), size, dim=0, sorted=False).indices.numpy()
+
+
+def principal_basis(vectors: np.ndarray, dims: int) -> np.ndarray:
+    """(dim x dims) float32: the top eigenvectors of the (uncentred) second-moment matrix of a
+    deterministic sample of `vectors`, each signed so its largest component is positive."""
+    step = max(1, len(vectors) // FIT_WINDOWS)
+    sample = np.asarray(vectors[::step], dtype=np.float64)
+    values, vecs = np.linalg.eigh(sample.T @ sample)
+    basis = vecs[:, np.argsort(-values, kind="stable")[:dims]]
+    signs = np.sign(basis[np.abs(basis).argmax(axis=0), np.arange(basis.shape[1])])
+    return np.ascontiguousarray(basis * np.where(signs == 0, 1, signs), dtype=np.float32)
 
 
 def _similarities(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:

@@ -33,7 +33,9 @@ class SpillFile:
             handle.write(b"".join(blobs))
             handle.flush()
             if self.file_bytes:
-                whole = np.memmap(handle, dtype=np.uint8, mode="r", shape=(self.file_bytes,))
+                # copy-on-write: torch accepts the array without a read-only warning; nothing
+                # writes to it, so every page stays shared with the file.
+                whole = np.memmap(handle, dtype=np.uint8, mode="c", shape=(self.file_bytes,))
             else:
                 whole = np.empty(0, dtype=np.uint8)
         self.vectors = whole[: self.vector_bytes].view(np.float32).reshape(vectors.shape)
