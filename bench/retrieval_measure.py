@@ -335,6 +335,35 @@ def embedding_threads(embedder: Any, plans: list[Any]) -> dict[str, Any]:
             times.append((time.perf_counter() - started) * 1000)
         out[f"threads_{threads}"] = summary(times)
     torch.set_num_threads(default)
+    out |= onnx_query_embedding(embedder, plans, default)
+    return out
+
+
+def onnx_query_embedding(embedder: Any, plans: list[Any], threads: int) -> dict[str, Any]:
+    """The same queries through the ONNX Runtime export of the same weights (KB_QUERY_ENCODER
+    =onnx), with `threads` and with one intra-op thread, and its largest cosine distance from
+    torch's vectors; torch's figures above are the in-run baseline."""
+    from kb_retrieval.embedding_onnx import onnx_query_encoder
+
+    model_dir = getattr(embedder, "model_dir", None)
+    if model_dir is None:
+        return {}
+    out: dict[str, Any] = {}
+    distance = 0.0
+    for count in sorted({threads, 1}, reverse=True):
+        encoder = onnx_query_encoder(model_dir, count)
+        encoder.encode(["warm-up"])
+        times = []
+        for plan in plans:
+            texts = [v.text for v in plan.variants]
+            started = time.perf_counter()
+            vectors = encoder.encode(texts)
+            times.append((time.perf_counter() - started) * 1000)
+            if count == 1:
+                reference = embedder.embed_query(texts)
+                distance = max(distance, float(1 - (vectors * reference).sum(axis=1).min()))
+        out[f"onnx_threads_{count}"] = summary(times)
+    out["onnx_max_cosine_distance"] = distance
     return out
 
 

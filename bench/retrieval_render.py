@@ -22,7 +22,11 @@ def render(result: dict[str, Any]) -> str:
     embedding = ", ".join(
         f"{k.replace('_', ' ')}: {pair(v)} ms (n {v['n']})"
         for k, v in result["query_embedding_ms"].items()
+        if isinstance(v, dict)
     )
+    distance = result["query_embedding_ms"].get("onnx_max_cosine_distance")
+    if distance is not None:
+        embedding += f"; ONNX vs torch, largest cosine distance {distance:.1e}"
     lines += [
         f"query embedding (torch, p50 / p95): {embedding}",
         "",
