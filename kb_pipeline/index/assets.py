@@ -5,7 +5,7 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, ass
 from kb_pipeline.ingest.assets import BACKFILL, document_chunks
 from kb_pipeline.ingest.partitions import doc_version_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
-from kb_pipeline.step_metadata import run_step
+from kb_pipeline.step_metadata import run_batched_step, run_step
 
 
 @asset(
@@ -20,7 +20,8 @@ def chunk_embeddings(
     context: AssetExecutionContext, kb: KnowledgeBaseResource
 ) -> MaterializeResult:
     pipeline = kb.pipeline()
-    reports, metadata = run_step(context.partition_keys, pipeline.embed)
+    # All the run's versions of a tenant at once: their windows share forward passes.
+    reports, metadata = run_batched_step(context.partition_keys, pipeline.embed_many)
     metadata.setdefault("embedded_chunks", 0)
     metadata["embedded_by_version"] = MetadataValue.json(
         {r.doc_version_id: int(r.metrics.get("embedded_chunks", 0)) for r in reports}

@@ -354,7 +354,43 @@ class IngestionPipeline:
         return self._report(tenant_id, doc_version_id, False, **stats, preview=preview)
 
     # -- embed ----------------------------------------------------------------------------
-    def embed(self, tenant_id: str, doc_version_id: str) -> StepReport:
+    def embed_many(self, tenant_id: str, doc_version_ids: Sequence[str]) -> list[StepReport]:
+        """`embed` for several versions of one tenant, their missing windows embedded together
+        first (sorted by length, `EMBED_BATCH` per forward pass) instead of version by version.
+        Each freshly embedded window is credited to the first version that needs it, so every
+        report equals what `embed` in the same order reports."""
+        texts: dict[str, str] = {}
+        owner: dict[str, str] = {}
+        for doc_version_id in doc_version_ids:
+            if self.build(tenant_id, doc_version_id)["state"] not in (
+                LifecycleState.CHUNKED,
+                LifecycleState.EMBEDDING,
+            ):
+                continue
+            with self.db.tenant(tenant_id) as conn:
+                chunks = conn.execute(
+                    sql.SELECT_CHUNKS_FOR_EMBEDDING, self._key(doc_version_id)
+                ).fetchall()
+            for _pk, _cid, text in chunks:
+                for window in self.embedder.windows(text):
+                    digest = _sha(window)
+                    texts[digest] = window
+                    owner.setdefault(digest, doc_version_id)
+        by_length = sorted(texts, key=lambda h: (len(texts[h]), h))
+        fresh = self._vectors_for(tenant_id, by_length, texts)["__fresh__"]
+        credited: dict[str, set[str]] = {}
+        for digest in fresh:
+            credited.setdefault(owner[digest], set()).add(digest)
+        return [
+            self.embed(tenant_id, doc_version_id, credited.get(doc_version_id, set()))
+            for doc_version_id in doc_version_ids
+        ]
+
+    def embed(
+        self, tenant_id: str, doc_version_id: str, embedded_before: set[str] | None = None
+    ) -> StepReport:
+        """Window vectors of the version's chunks (from the cache, else embedded now);
+        `embedded_before`: hashes `embed_many` just embedded for it, reported as embedded here."""
         build = self.build(tenant_id, doc_version_id)
         if build["state"] not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
             return self._report(
@@ -377,7 +413,7 @@ class IngestionPipeline:
         vectors = self._vectors_for(
             tenant_id, sorted({w[4] for w in windows}), {w[4]: w[3] for w in windows}
         )
-        fresh_hashes = vectors.pop("__fresh__")
+        fresh_hashes = vectors.pop("__fresh__") | (embedded_before or set())
         with self.db.tenant(tenant_id) as conn:
             with conn.cursor() as cur:
                 cur.executemany(
