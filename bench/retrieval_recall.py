@@ -61,7 +61,7 @@ def timed_vector_leg(
 
 # First stages of the in-memory vector leg compared against the SQL exact scan: projection
 # dimensions (None: exact float32 scan) x windows kept for exact re-scoring.
-FIRST_STAGES = ((None, None), (32, 1024), (64, 512), (64, 1024), (64, 2048), (96, 1024))
+FIRST_STAGES = ((None, None), (64, 1024), (64, 2048), (64, 4096), (96, 2048))
 
 
 def memory_vector_leg(

@@ -25,7 +25,7 @@ import numpy as np
 
 from bench.common import base_parser, bench_home, emit, library_versions, log, machine, summary
 
-STAGES = ((None, None), (32, 1024), (64, 512), (64, 1024), (64, 2048), (96, 2048))
+STAGES = ((None, None), (32, 2048), (64, 1024), (64, 2048), (64, 4096), (96, 2048), (128, 2048))
 K = 24
 
 

@@ -64,7 +64,7 @@ def _corpus(chunks: int, seed: int = 3, dim: int = DIM) -> tuple[dict, list, lis
 
 
 def _exact_top(snapshot, windows, mask, queries, k, all_windows=True) -> list:
-    """Brute force in float64 over the float32 vectors: (variant, pk) in rank order."""
+    """Brute force in float64 over the float32 vectors: (variant, pk, cosine) in rank order."""
     allowed = {int(pk) for pk in snapshot.chunk_pk[mask]}
     out = []
     for column, query in enumerate(queries, start=1):
@@ -76,8 +76,18 @@ def _exact_top(snapshot, windows, mask, queries, k, all_windows=True) -> list:
                 score = float(vector.astype(np.float64) @ q)
                 best[pk] = max(best.get(pk, -2.0), score)
         ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
-        out.extend((column, pk) for pk, _ in ranked)
+        out.extend((column, pk, score) for pk, score in ranked)
     return out
+
+
+def _same_ranking(hits: list, expected: list, tolerance: float = 1e-6) -> None:
+    """The same cosines in the same order; the same chunks except ties within `tolerance`
+    (float32 products here, float64 in `_exact_top`)."""
+    assert [s for _, _, s in hits] == pytest.approx([s for _, _, s in expected], abs=tolerance)
+    for variant in {v for v, _, _ in expected}:
+        want = [(pk, s) for v, pk, s in expected if v == variant]
+        got = {pk for v, pk, s in hits if v == variant and s > want[-1][1] + tolerance}
+        assert got == {pk for pk, s in want if s > want[-1][1] + tolerance}
 
 
 def _hits_are_exact_cosines(snapshot, hits, queries, all_windows) -> None:
@@ -94,15 +104,13 @@ def test_the_exact_first_stage_returns_the_exact_top_k():
     mask = snapshot.chunk_mask(["v0", "v1", "v3"])
     for all_windows in (True, False):
         hits = snapshot.vector_leg(mask, queries, 24, all_windows=all_windows)
-        expected = _exact_top(snapshot, windows, mask, queries, 24, all_windows)
-        assert [(v, pk) for v, pk, _ in hits] == expected
+        _same_ranking(hits, _exact_top(snapshot, windows, mask, queries, 24, all_windows))
         _hits_are_exact_cosines(snapshot, hits, queries, all_windows)
 
 
 def test_the_projected_first_stage_keeps_recall_and_exact_scores(monkeypatch):
     monkeypatch.setattr(snapshot_module, "PROJECT_ABOVE_WINDOWS", 0)
     monkeypatch.setattr(snapshot_module, "SCAN_DIMS", 12)
-    monkeypatch.setattr(snapshot_module, "SHORTLIST_WINDOWS", 600)
     versions, rows, windows = _corpus(2000)
     snapshot = TenantSnapshot(KEY, 1, versions, rows, windows, [])
     again = TenantSnapshot(KEY, 1, versions, rows, windows, [])
@@ -110,17 +118,23 @@ def test_the_projected_first_stage_keeps_recall_and_exact_scores(monkeypatch):
     assert snapshot.basis.tobytes() == again.basis.tobytes(), "the projection is deterministic"
     rng = np.random.default_rng(17)
     mask = snapshot.chunk_mask(["v0", "v2", "v3"])
-    found = wanted = 0
-    for _ in range(5):
-        queries = rng.standard_normal((3, DIM))
-        hits = snapshot.vector_leg(mask, queries, 24)
-        assert len(hits) == 3 * 24
-        assert snapshot.vector_leg(mask, queries, 24) == again.vector_leg(mask, queries, 24)
-        expected = set(_exact_top(snapshot, windows, mask, queries, 24))
-        found += len(expected & {(v, pk) for v, pk, _ in hits})
-        wanted += len(expected)
-        _hits_are_exact_cosines(snapshot, hits, queries, True)
-    assert found / wanted >= 0.98
+    recall = {}
+    for shortlist in (300, 1200, len(windows)):
+        found = wanted = 0
+        for _ in range(5):
+            queries = rng.standard_normal((3, DIM))
+            hits = snapshot.vector_leg(mask, queries, 24, shortlist=shortlist)
+            assert len(hits) == 3 * 24
+            assert hits == again.vector_leg(mask, queries, 24, shortlist=shortlist)
+            expected = _exact_top(snapshot, windows, mask, queries, 24)
+            if shortlist == len(windows):
+                _same_ranking(hits, expected)
+            found += len({(v, pk) for v, pk, _ in expected} & {(v, pk) for v, pk, _ in hits})
+            wanted += len(expected)
+            _hits_are_exact_cosines(snapshot, hits, queries, True)
+        recall[shortlist] = found / wanted
+    assert recall[len(windows)] == 1.0
+    assert recall[300] <= recall[1200] and recall[1200] >= 0.98, recall
 
 
 def test_rows_and_exact_vectors_come_back_from_the_spill_file():

@@ -130,8 +130,6 @@ class TenantSnapshot:
         everything = np.arange(len(self.chunk_pk))
         self.row_window_start = np.searchsorted(self.window_chunk, everything, "left")
         self.row_window_end = np.searchsorted(self.window_chunk, everything, "right")
-        spans = self.row_window_end - self.row_window_start
-        self.max_windows = int(spans.max()) if len(spans) else 0
 
     @property
     def nbytes(self) -> int:
@@ -245,50 +243,66 @@ class TenantSnapshot:
     ) -> list[Hit]:
         """(variant from 1, chunk_pk, best-window cosine) of the top k chunks per variant.
 
-        First stage: every eligible window scored by the exact float32 scan (small snapshots) or
-        by its projection on the `SCAN_DIMS` principal directions of the tenant's vectors; its
-        best `_shortlist_size` windows name the candidate chunks. Second stage: those chunks
-        re-scored exactly (every window, float32 products of the stored vectors).
+        Up to `PROJECT_ABOVE_WINDOWS` windows: the exact float32 scan of every window. Above: the
+        windows' projections on the `SCAN_DIMS` principal directions of the tenant's vectors
+        pick the best `shortlist` windows per variant, those are re-scored exactly, and the
+        2k chunks they rank best get their exact best-window cosine (every window): the top k
+        of those is returned, every cosine exact, recall measured (bench/vector_scan.py).
         """
         queries = normalized_rows(np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1))
         if not self.vector_count or not len(queries):
             return []
-        if self.basis is None:
-            approx = _similarities(self.vectors, queries)
+        if self.basis is not None:
+            return self._projected_leg(mask, queries, k, all_windows, shortlist)
+        sims = _similarities(self.vectors, queries)
+        best = np.full((len(self.chunk_pk), len(queries)), -np.inf, dtype=np.float32)
+        if all_windows:
+            best[self.window_rows] = np.maximum.reduceat(sims, self.window_starts, axis=0)
         else:
-            approx = _similarities(self.scan, queries @ self.basis)
-        eligible = (
-            mask[self.window_chunk]
-            if all_windows
-            else mask[self.window_chunk] & (self.window_first)
-        )
-        approx[~eligible] = -np.inf
-        best = _best_windows(approx, self._shortlist_size(k, shortlist))
-        shortlists = [
-            np.unique(
-                self.window_chunk[best[:, column][np.isfinite(approx[best[:, column], column])]]
-            )
-            for column in range(len(queries))
-        ]
-        rows = np.unique(np.concatenate(shortlists))
-        exact = self._exact_best(rows, queries, all_windows=all_windows)
+            best[self.window_chunk[self.window_first]] = sims[self.window_first]
+        best[~mask] = -np.inf
         hits: list[Hit] = []
-        for column, shortlist in enumerate(shortlists):
-            scores = exact[np.searchsorted(rows, shortlist), column]
-            order = np.lexsort((self.chunk_pk[shortlist], -scores))[:k]
-            hits.extend(
-                (column + 1, int(self.chunk_pk[shortlist[i]]), float(scores[i])) for i in order
-            )
+        for column in range(len(queries)):
+            hits.extend(self._top(column + 1, best[:, column], k))
         return hits
 
-    def _shortlist_size(self, k: int, shortlist: int | None) -> int:
-        """Windows kept by the first stage: with exact scores, the best windows of the top k
-        chunks are among the k x (most windows of a chunk) best (twice that for float32 ties);
-        with projected scores at least `shortlist` (default `SHORTLIST_WINDOWS`)."""
-        exact_bound = 2 * k * self.max_windows
-        if self.basis is None:
-            return exact_bound
-        return max(exact_bound, SHORTLIST_WINDOWS if shortlist is None else shortlist)
+    def _projected_leg(
+        self,
+        mask: np.ndarray,
+        queries: np.ndarray,
+        k: int,
+        all_windows: bool,
+        shortlist: int | None,
+    ) -> list[Hit]:
+        approx = _similarities(self.scan, queries @ self.basis)
+        eligible = mask[self.window_chunk]
+        if not all_windows:
+            eligible &= self.window_first
+        approx[~eligible] = -np.inf
+        picked = _best_windows(approx, SHORTLIST_WINDOWS if shortlist is None else shortlist)
+        finite = np.isfinite(np.take_along_axis(approx, picked, axis=0))
+        windows = np.unique(picked[finite])
+        exact = _similarities(self.vectors[windows], queries)
+        per_column = []
+        for column in range(len(queries)):
+            chosen = picked[finite[:, column], column]
+            scores = exact[np.searchsorted(windows, chosen), column]
+            chunks = self.window_chunk[chosen]
+            order = np.lexsort((-scores, chunks))
+            first = np.ones(len(order), dtype=bool)
+            first[1:] = chunks[order][1:] != chunks[order][:-1]
+            rows, partial = chunks[order][first], scores[order][first]
+            per_column.append(rows[np.argsort(-partial, kind="stable")[: 2 * k]])
+        rows = np.unique(np.concatenate(per_column)).astype(np.int64)
+        full = self._exact_best(rows, queries, all_windows=all_windows)
+        hits: list[Hit] = []
+        for column, candidates in enumerate(per_column):
+            scores = full[np.searchsorted(rows, candidates), column]
+            order = np.lexsort((self.chunk_pk[candidates], -scores))[:k]
+            hits.extend(
+                (column + 1, int(self.chunk_pk[candidates[i]]), float(scores[i])) for i in order
+            )
+        return hits
 
     def _exact_best(
         self, rows: np.ndarray, queries: np.ndarray, *, all_windows: bool
