@@ -183,7 +183,7 @@ def snapshot_memory(url: str, key: Any) -> dict[str, Any]:
         db.close()
     assert snapshot is not None
     chunks = max(len(snapshot.chunk_pk), 1)
-    float32_vectors = snapshot.vector_count * snapshot.scan.shape[1] * 4
+    float32_vectors = int(snapshot.vectors.nbytes)
     heap = held - base
     return {
         "heap_bytes": heap,

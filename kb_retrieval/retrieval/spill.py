@@ -38,6 +38,9 @@ class SpillFile:
                 whole = np.memmap(handle, dtype=np.uint8, mode="c", shape=(self.file_bytes,))
             else:
                 whole = np.empty(0, dtype=np.uint8)
+        # Plain ndarray views (the mapping stays alive through their base): indexing a
+        # np.memmap row by row costs a subclass finalisation per row.
+        whole = np.asarray(whole)
         self.vectors = whole[: self.vector_bytes].view(np.float32).reshape(vectors.shape)
         self._blobs = whole[self.vector_bytes :]
 
