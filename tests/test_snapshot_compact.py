@@ -191,3 +191,17 @@ def test_the_heap_holds_a_fraction_of_the_float32_vectors(monkeypatch, projected
     share = snapshot_module.SCAN_DIMS / 384 if projected else 0.0
     assert held < share * float32_vectors + 384 * 384 * 4 + 300 * len(rows)
     assert snapshot.nbytes <= held
+
+
+def test_the_snapshot_cache_bound_counts_the_spill_files():
+    from kb_retrieval.retrieval.snapshot_store import SnapshotStore
+
+    versions, rows, windows = _corpus(200, dim=384)
+    snapshots = [TenantSnapshot(KEY, g, versions, rows, windows, []) for g in (1, 2, 3)]
+    one = snapshots[0].nbytes + snapshots[0].file_nbytes
+    assert snapshots[0].file_nbytes > 4 * snapshots[0].nbytes, "most bytes are in the file"
+    store = SnapshotStore(max_bytes=2 * one + one // 2)
+    for generation, snapshot in enumerate(snapshots, start=1):
+        store._items[("db", KEY, generation)] = (generation, snapshot)
+        store._evict()
+    assert [slot[2] for slot in store._items] == [2, 3], "the oldest went, by heap + file bytes"
