@@ -361,12 +361,14 @@ class IngestionPipeline:
         report equals what `embed` in the same order reports."""
         texts: dict[str, str] = {}
         owner: dict[str, str] = {}
+        pending: set[str] = set()
         for doc_version_id in doc_version_ids:
             if self.build(tenant_id, doc_version_id)["state"] not in (
                 LifecycleState.CHUNKED,
                 LifecycleState.EMBEDDING,
             ):
                 continue
+            pending.add(doc_version_id)
             with self.db.tenant(tenant_id) as conn:
                 chunks = conn.execute(
                     sql.SELECT_CHUNKS_FOR_EMBEDDING, self._key(doc_version_id)
@@ -377,12 +379,17 @@ class IngestionPipeline:
                     texts[digest] = window
                     owner.setdefault(digest, doc_version_id)
         by_length = sorted(texts, key=lambda h: (len(texts[h]), h))
-        fresh = self._vectors_for(tenant_id, by_length, texts)["__fresh__"]
+        fresh = self._vectors_for(tenant_id, by_length, texts)["__fresh__"] if texts else set()
         credited: dict[str, set[str]] = {}
         for digest in fresh:
             credited.setdefault(owner[digest], set()).add(digest)
+        # A version with nothing to embed gets `embed`'s skip report without a second lookup.
         return [
             self.embed(tenant_id, doc_version_id, credited.get(doc_version_id, set()))
+            if doc_version_id in pending
+            else self._report(
+                tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
+            )
             for doc_version_id in doc_version_ids
         ]
 
