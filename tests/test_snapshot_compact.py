@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from kb_retrieval.models import Category
-from kb_retrieval.retrieval import snapshot as snapshot_module
+from kb_retrieval.retrieval import first_stage
 from kb_retrieval.retrieval.candidates import VersionInfo
 from kb_retrieval.retrieval.postings import build_postings, merge_postings
 from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot, VersionFacts
@@ -109,8 +109,8 @@ def test_the_exact_first_stage_returns_the_exact_top_k():
 
 
 def test_the_projected_first_stage_keeps_recall_and_exact_scores(monkeypatch):
-    monkeypatch.setattr(snapshot_module, "PROJECT_ABOVE_WINDOWS", 0)
-    monkeypatch.setattr(snapshot_module, "SCAN_DIMS", 12)
+    monkeypatch.setattr(first_stage, "PROJECT_ABOVE_WINDOWS", 0)
+    monkeypatch.setattr(first_stage, "SCAN_DIMS", 12)
     versions, rows, windows = _corpus(2000)
     snapshot = TenantSnapshot(KEY, 1, versions, rows, windows, [])
     again = TenantSnapshot(KEY, 1, versions, rows, windows, [])
@@ -174,7 +174,7 @@ def test_merged_postings_equal_postings_built_from_scratch():
 @pytest.mark.parametrize("projected", [False, True])
 def test_the_heap_holds_a_fraction_of_the_float32_vectors(monkeypatch, projected):
     if projected:
-        monkeypatch.setattr(snapshot_module, "PROJECT_ABOVE_WINDOWS", 0)
+        monkeypatch.setattr(first_stage, "PROJECT_ABOVE_WINDOWS", 0)
     versions, rows, windows = _corpus(1500, dim=384)
     tracemalloc.start()
     try:
@@ -188,7 +188,7 @@ def test_the_heap_holds_a_fraction_of_the_float32_vectors(monkeypatch, projected
     assert snapshot.file_nbytes > float32_vectors
     # the first-stage copy (none, or SCAN_DIMS of 384 dimensions) plus postings and per-chunk
     # arrays; the exact vectors and the rows are in the file
-    share = snapshot_module.SCAN_DIMS / 384 if projected else 0.0
+    share = first_stage.SCAN_DIMS / 384 if projected else 0.0
     assert held < share * float32_vectors + 384 * 384 * 4 + 300 * len(rows)
     assert snapshot.nbytes <= held
 

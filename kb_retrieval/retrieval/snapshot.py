@@ -6,9 +6,12 @@ read through the tenant-scoped connection (row-level security applies), tagged w
 tenant's index generation (migration 0005, bumped by triggers on every change of
 `doc_versions` and `doc_builds`) and reused until that generation moves on.
 
-Both legs return exactly what the SQL legs in `sql.py` return (same candidates, same order,
-same tie-breaks): the vector leg is an exact scan, so its recall against exact search is 1.0
-at any size; BM25 uses the same document frequencies and mean length over the eligible chunks.
+Both legs return what the SQL legs in `sql.py` return (same candidates, same order, same
+tie-breaks): up to `first_stage.PROJECT_ABOVE_WINDOWS` windows the vector leg is an exact scan
+(recall 1.0 against exact search); above, a projected first stage picks the windows that are
+re-scored exactly (every returned cosine exact, recall measured by bench/). BM25 uses the same
+document frequencies and mean length over the eligible chunks. The exact vectors and the chunk
+rows live in a memory-mapped spill file (`spill.py`), not on the heap.
 Tenants with more window vectors than `RetrievalConfig.in_memory_max_vectors` are searched in
 PostgreSQL instead (exact scan, then HNSW).
 """
@@ -27,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from kb_retrieval.retrieval import first_stage
 from kb_retrieval.retrieval.candidates import (
     Candidate,
     PipelineKey,
@@ -118,8 +122,8 @@ class TenantSnapshot:
         self.vectors = self._spill.vectors
         self.basis: np.ndarray | None = None
         self.scan = np.empty((len(exact), 0), dtype=np.float32)
-        if len(exact) > PROJECT_ABOVE_WINDOWS:
-            self.basis = principal_basis(exact, SCAN_DIMS)
+        if len(exact) > first_stage.PROJECT_ABOVE_WINDOWS:
+            self.basis = first_stage.principal_basis(exact, first_stage.SCAN_DIMS)
             self.scan = np.ascontiguousarray(exact @ self.basis)
         del exact
         self.window_rows, self.window_starts = (
@@ -228,7 +232,7 @@ class TenantSnapshot:
         other = copy.copy(self)
         other.basis, other.scan = None, np.empty((self.vector_count, 0), dtype=np.float32)
         if dims is not None and self.vector_count:
-            other.basis = principal_basis(self.vectors, dims)
+            other.basis = first_stage.principal_basis(self.vectors, dims)
             other.scan = np.ascontiguousarray(self.vectors @ other.basis)
         return other
 
@@ -243,7 +247,7 @@ class TenantSnapshot:
     ) -> list[Hit]:
         """(variant from 1, chunk_pk, best-window cosine) of the top k chunks per variant.
 
-        Up to `PROJECT_ABOVE_WINDOWS` windows: the exact float32 scan of every window. Above: the
+        Up to `first_stage.PROJECT_ABOVE_WINDOWS` windows: the exact float32 scan. Above: the
         windows' projections on the `SCAN_DIMS` principal directions of the tenant's vectors
         pick the best `shortlist` windows per variant, those are re-scored exactly, and the
         2k chunks they rank best get their exact best-window cosine (every window): the top k
@@ -279,7 +283,9 @@ class TenantSnapshot:
         if not all_windows:
             eligible &= self.window_first
         approx[~eligible] = -np.inf
-        picked = _best_windows(approx, SHORTLIST_WINDOWS if shortlist is None else shortlist)
+        picked = first_stage.best_windows(
+            approx, first_stage.SHORTLIST_WINDOWS if shortlist is None else shortlist
+        )
         finite = np.isfinite(np.take_along_axis(approx, picked, axis=0))
         windows = np.unique(picked[finite])
         exact = _similarities(self.vectors[windows], queries)
@@ -401,44 +407,6 @@ class TenantSnapshot:
 
 _EMPTY_ROWS = np.array([], dtype=np.int64)
 _EMPTY_TFS = np.array([], dtype=np.float32)
-
-# The first stage of the vector leg (docs/benchmarks.md): below PROJECT_ABOVE_WINDOWS windows
-# the exact float32 scan; above, a projection on SCAN_DIMS principal directions (float32, a
-# sixth of the bytes and of the scan time), whose best SHORTLIST_WINDOWS windows are re-scored.
-# float16 and bfloat16 copies were measured slower than float32 with torch on these CPUs.
-PROJECT_ABOVE_WINDOWS = 8192
-SCAN_DIMS = 64
-SHORTLIST_WINDOWS = 2048
-# The projection is fitted on at most this many windows (every n-th, in window order).
-FIT_WINDOWS = 8192
-
-
-def _best_windows(scores: np.ndarray, size: int) -> np.ndarray:
-    """Row indices of the `size` best scores of each column (size x columns; all rows when
-    fewer; -inf rows may be among them)."""
-    import torch
-
-    if len(scores) <= size:
-        return np.repeat(np.arange(len(scores))[:, None], scores.shape[1], axis=1)
-    return torch.topk(torch.from_numpy(scores), size, dim=0, sorted=False).indices.numpy()
-
-
-def principal_basis(vectors: np.ndarray, dims: int) -> np.ndarray:
-    """(dim x dims) float32: the top eigenvectors of the (uncentred) second-moment matrix of a
-    deterministic sample of `vectors`, each signed so its largest component is positive.
-
-    In torch, on the query embedder's thread pool (numpy's OpenBLAS took 3.4 s for the
-    same fit on a busy machine, torch a few tens of ms)."""
-    import torch
-
-    step = max(1, len(vectors) // FIT_WINDOWS)
-    sample = torch.from_numpy(np.ascontiguousarray(vectors[::step], dtype=np.float32))
-    with torch.inference_mode():
-        values, vecs = torch.linalg.eigh(sample.T @ sample)
-    values, vecs = values.numpy(), vecs.numpy()
-    basis = vecs[:, np.argsort(-values, kind="stable")[:dims]]
-    signs = np.sign(basis[np.abs(basis).argmax(axis=0), np.arange(basis.shape[1])])
-    return np.ascontiguousarray(basis * np.where(signs == 0, 1, signs), dtype=np.float32)
 
 
 def _similarities(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
