@@ -351,6 +351,8 @@ def summarize(
         ),
         # the target: >= 0.85 (pipeline throughput over raw embedding throughput)
         "pipeline_throughput_over_raw": ratio(replay["raw_seconds"], replay["pipeline_s"]),
+        # the same from process CPU time: steadier when other jobs share the cores
+        "pipeline_throughput_over_raw_cpu": ratio(replay["raw_cpu_s"], replay["pipeline_cpu_s"]),
     }
     second_out = {
         **second,
@@ -400,7 +402,8 @@ def render(result: dict[str, Any]) -> str:
         f"{e['pipeline_over_embedding_only_cpu']})",
         f"raw embedding of the same windows (sorted by length, batches of 64): "
         f"{e['raw_windows_per_s']} windows/s vs pipeline {e['pipeline_windows_per_s_same_replicas']}"
-        f" -> pipeline throughput / raw {e['pipeline_throughput_over_raw']} (target >= 0.85)",
+        f" -> pipeline throughput / raw {e['pipeline_throughput_over_raw']} (target >= 0.85; "
+        f"from CPU time {e.get('pipeline_throughput_over_raw_cpu')})",
         f"second unchanged ingestion: {s['seconds']} s = {s['fraction_of_first']} of the first; "
         f"embedded windows {s['embedded_windows']}, texts sent to the model "
         f"{s['texts_sent_to_model']}, indexed {s['indexed']}/{s['versions']}",
