@@ -158,13 +158,14 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def summary(values: Sequence[float], digits: int = 2) -> dict[str, float]:
-    """n, p50, p95, mean and max of a sample (milliseconds by convention)."""
+    """n, p50, p95, p99, mean and max of a sample (milliseconds by convention)."""
     if not values:
         return {"n": 0}
     return {
         "n": len(values),
         "p50": round(percentile(values, 50), digits),
         "p95": round(percentile(values, 95), digits),
+        "p99": round(percentile(values, 99), digits),
         "mean": round(sum(values) / len(values), digits),
         "max": round(max(values), digits),
     }

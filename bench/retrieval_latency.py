@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -11,11 +12,36 @@ from bench.retrieval_scale import HNSW_INDEX, MEASURED
 
 SERIES = (
     ("default", {}, False),
+    ("default, gc frozen", {}, False),
     ("audit on", {}, True),
     ("database exact", {"in_memory_max_vectors": 0, "exact_scan_max_vectors": HUGE}, False),
     ("database HNSW", {"in_memory_max_vectors": 0, "exact_scan_max_vectors": 0}, False),
 )
 BASELINE = "default"
+FROZEN = {"default, gc frozen"}
+
+
+class GcClock:
+    """Time spent in the garbage collector, per generation, through `gc.callbacks`."""
+
+    def __init__(self) -> None:
+        self.ms = 0.0
+        self.collections = [0, 0, 0]
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.ms += (time.perf_counter() - self._started) * 1000
+            self.collections[info["generation"]] += 1
+
+    def __enter__(self) -> GcClock:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
 
 
 def hnsw_scans(url: str) -> int:
@@ -33,7 +59,7 @@ def hnsw_scans(url: str) -> int:
 
 def latency_run(
     url: str, kb: Any, queries: list[dict[str, Any]], overrides: dict[str, Any], audit: bool,
-    args: Any,
+    args: Any, freeze: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Queries in order through a fresh Retriever on a fresh connection (two warm-up calls).
 
@@ -41,7 +67,9 @@ def latency_run(
     `in_memory_max_vectors` is, so it is cleared first: the warm-up calls then load this
     series' snapshot (or record that the tenant is searched in PostgreSQL). `snapshot_loads`
     counts loads during the timed calls (expected 0). Stops at the first statement timeout or
-    when the time budget is spent.
+    when the time budget is spent. `gc` (timings) is the collector's time inside each call;
+    with `freeze`, everything alive after the warm-up is moved out of the collector's reach
+    (`gc.collect(); gc.freeze()`) for the timed calls.
     """
     import psycopg
 
@@ -61,6 +89,9 @@ def latency_run(
     loads_before = loads_after = SNAPSHOTS.loads
     timed_out = False
     started_run = time.perf_counter()
+    clock = GcClock().__enter__()
+    slow_gc: list[int] = []
+    frozen = 0
     try:
         for case in queries[:2]:
             started = time.perf_counter()
@@ -69,14 +100,21 @@ def latency_run(
             )
             warmup.append(round((time.perf_counter() - started) * 1000, 1))
         loads_before = SNAPSHOTS.loads
+        if freeze:
+            gc.collect()
+            gc.freeze()
+            frozen = gc.get_freeze_count()
         for case in queries:
             if time.perf_counter() - started_run > args.budget_s:
                 break
+            gc_before, collections_before = clock.ms, sum(clock.collections)
             started = time.perf_counter()
             result = retriever.retrieve(
                 MEASURED, case["email"], as_of=AS_OF, trip_context=case.get("trip_context")
             )
             timings = {**result.timings_ms, "wall": (time.perf_counter() - started) * 1000}
+            timings["gc"] = clock.ms - gc_before
+            slow_gc.append(sum(clock.collections) - collections_before)
             timings["other"] = timings["total"] - sum(
                 timings.get(k, 0.0) for k in ("plan", "embed", "database", "ranking")
             )
@@ -88,6 +126,10 @@ def latency_run(
         loads_after = SNAPSHOTS.loads
     except psycopg.errors.QueryCanceled:
         timed_out = True
+    finally:
+        clock.__exit__()
+        if freeze:
+            gc.unfreeze()
     with db.tenant(MEASURED) as conn:
         generation = read_generation(conn, MEASURED)
         in_memory = SNAPSHOTS.get(
@@ -96,7 +138,11 @@ def latency_run(
     db.close()
     return {
         "timings_ms": {k: summary(v) for k, v in samples.items()},
-        "samples_ms": {k: [round(x, 1) for x in samples.get(k, [])] for k in ("total", "wall")},
+        "samples_ms": {
+            k: [round(x, 1) for x in samples.get(k, [])] for k in ("total", "wall", "gc")
+        },
+        "gc_collections": {"per_call": slow_gc, "by_generation": clock.collections},
+        "frozen_objects": frozen,
         "warmup_ms": warmup,
         "completed": len(samples.get("total", [])),
         "timed_out": timed_out,
@@ -120,7 +166,7 @@ def latency_series(
         if overrides.get("in_memory_max_vectors") == 0 and sql_lexical_timed_out:
             runs[name] = {"skipped": f"the SQL lexical leg alone exceeds {args.timeout_s} s"}
             continue
-        runs[name] = latency_run(url, kb, queries, overrides, audit, args)
+        runs[name] = latency_run(url, kb, queries, overrides, audit, args, name in FROZEN)
     base = runs.get(BASELINE, {}).get("timings_ms", {}).get("total", {})
     for name, run in runs.items():
         if "skipped" in run:

@@ -138,9 +138,11 @@ def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]
             reload_times.append((time.perf_counter() - started) * 1000)
         db.close()
         assert reloaded is not None and reloaded.fetched_versions == (victim,)
+    memory = snapshot_memory(url, key)
     out = {
         "load_ms": summary(times),
         "reload_one_version_ms": summary(reload_times),
+        "memory": memory,
         "samples_ms": [round(t, 1) for t in times],
         "phases": phases,
         "nbytes": snapshot.nbytes,
@@ -152,6 +154,47 @@ def snapshot_load(url: str, kb: Any, repeats: int) -> tuple[dict[str, Any], Any]
         "generation": snapshot.generation,
     }
     return out, snapshot
+
+
+def snapshot_memory(url: str, key: Any) -> dict[str, Any]:
+    """One more `load_snapshot` under tracemalloc: heap bytes the snapshot keeps (what is still
+    allocated after the load, the snapshot alive), the load's peak, and the spill file's bytes
+    (memory-mapped, in the page cache). Baseline: the same vectors as float32 (the layout that
+    kept them on the heap), so `heap / float32 vectors` reads across machines."""
+    import gc
+    import tracemalloc
+
+    from kb_retrieval.db import Database
+    from kb_retrieval.retrieval.snapshot_store import load_snapshot, read_generation
+
+    db = Database(url)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        with db.tenant(MEASURED) as conn:
+            generation = read_generation(conn, MEASURED)
+            base = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            snapshot = load_snapshot(conn, key, generation, HUGE)
+            gc.collect()
+            held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        db.close()
+    assert snapshot is not None
+    chunks = max(len(snapshot.chunk_pk), 1)
+    float32_vectors = int(snapshot.vectors.nbytes)
+    heap = held - base
+    return {
+        "heap_bytes": heap,
+        "peak_bytes": peak - base,
+        "file_bytes": snapshot.file_nbytes,
+        "arrays_bytes": snapshot.nbytes,
+        "float32_vector_bytes": float32_vectors,
+        "heap_mib_per_10k_chunks": round(heap / 2**20 * 10_000 / chunks, 2),
+        "file_mib_per_10k_chunks": round(snapshot.file_nbytes / 2**20 * 10_000 / chunks, 2),
+        "heap_over_float32_vectors": round(heap / float32_vectors, 3) if float32_vectors else None,
+    }
 
 
 @dataclass
@@ -292,6 +335,35 @@ def embedding_threads(embedder: Any, plans: list[Any]) -> dict[str, Any]:
             times.append((time.perf_counter() - started) * 1000)
         out[f"threads_{threads}"] = summary(times)
     torch.set_num_threads(default)
+    out |= onnx_query_embedding(embedder, plans, default)
+    return out
+
+
+def onnx_query_embedding(embedder: Any, plans: list[Any], threads: int) -> dict[str, Any]:
+    """The same queries through the ONNX Runtime export of the same weights (KB_QUERY_ENCODER
+    =onnx), with `threads` and with one intra-op thread, and its largest cosine distance from
+    torch's vectors; torch's figures above are the in-run baseline."""
+    from kb_retrieval.embedding_onnx import onnx_query_encoder
+
+    model_dir = getattr(embedder, "model_dir", None)
+    if model_dir is None:
+        return {}
+    out: dict[str, Any] = {}
+    distance = 0.0
+    for count in sorted({threads, 1}, reverse=True):
+        encoder = onnx_query_encoder(model_dir, count)
+        encoder.encode(["warm-up"])
+        times = []
+        for plan in plans:
+            texts = [v.text for v in plan.variants]
+            started = time.perf_counter()
+            vectors = encoder.encode(texts)
+            times.append((time.perf_counter() - started) * 1000)
+            if count == 1:
+                reference = embedder.embed_query(texts)
+                distance = max(distance, float(1 - (vectors * reference).sum(axis=1).min()))
+        out[f"onnx_threads_{count}"] = summary(times)
+    out["onnx_max_cosine_distance"] = distance
     return out
 
 

@@ -59,19 +59,24 @@ def timed_vector_leg(
     return hits, times, used
 
 
+# First stages of the in-memory vector leg compared against the SQL exact scan: projection
+# dimensions (None: exact float32 scan) x windows kept for exact re-scoring.
+FIRST_STAGES = ((None, None), (64, 1024), (64, 2048), (64, 4096), (96, 2048))
+
+
 def memory_vector_leg(
-    snapshot: Any, query_vectors: list[np.ndarray]
+    snapshot: Any, query_vectors: list[np.ndarray], shortlist: int | None = None
 ) -> tuple[list[Hits], list[float]]:
     """The in-memory vector leg per query (same eligible scope as retrieval, audit off)."""
     from kb_retrieval.retrieval.config import RetrievalConfig
 
     k = RetrievalConfig().k_vector
     mask = snapshot.chunk_mask(snapshot.eligible_versions(AS_OF, audit=False))
-    snapshot.vector_leg(mask, query_vectors[0], k)
+    snapshot.vector_leg(mask, query_vectors[0], k, shortlist=shortlist)
     hits, times = [], []
     for vectors in query_vectors:
         started = time.perf_counter()
-        rows = snapshot.vector_leg(mask, vectors, k)
+        rows = snapshot.vector_leg(mask, vectors, k, shortlist=shortlist)
         times.append((time.perf_counter() - started) * 1000)
         hits.append(_per_variant(rows))
     return hits, times
@@ -109,7 +114,16 @@ def vector_leg_runs(
             "ms": summary(memory_ms, 3),
         },
         "hnsw": [],
+        "first_stages": [],
     }
+    for dims, shortlist in FIRST_STAGES:
+        variant = snapshot.with_first_stage(dims)
+        hits, times = memory_vector_leg(variant, query_vectors, shortlist)
+        stats = without(recall_stats(hits, exact, [True] * len(hits)), "queries_on_hnsw")
+        out["first_stages"].append(
+            {"dims": dims, "shortlist": shortlist, **stats, "ms": summary(times, 3),
+             "scan_bytes": int(variant.scan.nbytes)}
+        )  # fmt: skip
     default = RetrievalConfig()
     settings = [(ef, of, True) for ef, of in sweep]
     settings.append((default.hnsw_ef_search, default.hnsw_window_overfetch, False))

@@ -76,3 +76,17 @@ def run_step(
     started = time.perf_counter()
     reports = [step(*split_partition_key(key)) for key in partition_keys]
     return reports, step_metadata(reports, time.perf_counter() - started)
+
+
+def run_batched_step(
+    partition_keys: Sequence[str], step: Callable[[str, Sequence[str]], list[StepReport]]
+) -> tuple[list[StepReport], dict[str, Any]]:
+    """Run a step that takes all of a tenant's versions at once (e.g. `embed_many`), tenant by
+    tenant in the order the keys come; its reports and their metadata."""
+    started = time.perf_counter()
+    by_tenant: dict[str, list[str]] = {}
+    for key in partition_keys:
+        tenant_id, doc_version_id = split_partition_key(key)
+        by_tenant.setdefault(tenant_id, []).append(doc_version_id)
+    reports = [r for tenant_id, versions in by_tenant.items() for r in step(tenant_id, versions)]
+    return reports, step_metadata(reports, time.perf_counter() - started)

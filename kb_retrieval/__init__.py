@@ -6,11 +6,13 @@ Ingest (a tenant folder becomes a searchable, versioned index):
     ingestion/chunking.py    token-bounded chunks with stable ids and source locators
     ingestion/pipeline.py    register -> parse -> chunk -> embed -> publish, idempotent per build
     embedding.py             MiniLM (and the fake-hash test double), windowed chunk embeddings
+    embedding_onnx.py        optional ONNX Runtime query encoder (same weights, exported offline)
 
 Ask (a guest email becomes an evidence pack with a verdict):
     query/                   the email read as a query plan: thread, variants, intents, trips
     retrieval/               candidates (vector + BM25, snapshot or SQL), scoring, selection,
-                             conflicts, verdict and the evidence pack
+                             conflicts, verdict and the evidence pack; the snapshot keeps its
+                             exact vectors and rows in a memory-mapped spill file (spill.py)
     service.py               one entry point: database, embedder, serving release, retriever
 
 Shared: text/ (analyzer, sentences, quantities), models.py (enums, records), db/ (server,

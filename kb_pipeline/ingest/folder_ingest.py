@@ -1,4 +1,11 @@
-"""Drive the ingestion assets in-process for one tenant folder (what `kb ingest` does)."""
+"""Drive the ingestion assets in-process for one tenant folder (what `kb ingest` does).
+
+A tenant's versions go through as few Dagster runs as possible: each run covers a range of
+consecutive partitions of `doc_versions` (the range tags a single-run backfill uses), at most
+`MAX_PARTITIONS_PER_RUN`, instead of one run per version (about 0.3 s of Dagster overhead each,
+docs/benchmarks.md). Partitions of other tenants never fall inside a range: a folder's keys are
+cut into blocks that are consecutive in the partitions' order.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from dagster import DagsterInstance, materialize
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+)
 
 from kb_pipeline.index.assets import chunk_embeddings, search_index
 from kb_pipeline.ingest.assets import document_chunks, parsed_documents
-from kb_pipeline.ingest.partitions import split_partition_key
+from kb_pipeline.ingest.partitions import doc_version_partitions, split_partition_key
 from kb_pipeline.ingest.registration import register_folder
 from kb_pipeline.resources import KnowledgeBaseResource
 
@@ -18,6 +29,23 @@ INGEST_ASSETS = [parsed_documents, document_chunks, chunk_embeddings, search_ind
 QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 CLI_SOURCE = "cli"
 Progress = Callable[[int, int, str], None]
+MAX_PARTITIONS_PER_RUN = 50
+
+
+def partition_blocks(
+    keys: list[str], ordered: list[str], limit: int = MAX_PARTITIONS_PER_RUN
+) -> list[list[str]]:
+    """`keys` cut into runs of at most `limit` keys that are consecutive in `ordered` (the
+    partitions definition's order), so that a key range holds exactly one block."""
+    position = {key: i for i, key in enumerate(ordered)}
+    blocks: list[list[str]] = []
+    for key in sorted(keys, key=position.__getitem__):
+        last = blocks[-1][-1] if blocks else None
+        if last is not None and position[key] == position[last] + 1 and len(blocks[-1]) < limit:
+            blocks[-1].append(key)
+        else:
+            blocks.append([key])
+    return blocks
 
 
 def ingest_folder(
@@ -35,35 +63,43 @@ def ingest_folder(
     kb = kb or KnowledgeBaseResource()
     pipeline = kb.pipeline()
     registered = register_folder(pipeline, instance, folder)
-    rows: list[dict[str, Any]] = []
+    by_key: dict[str, dict[str, Any]] = {}
     total = len(registered.partition_keys)
-    for done, key in enumerate(registered.partition_keys):
+    ordered = instance.get_dynamic_partitions(doc_version_partitions.name)
+    done = 0
+    for block in partition_blocks(registered.partition_keys, ordered):
         if on_progress:
-            on_progress(done, total, key)
+            on_progress(done, total, block[0])
         result = materialize(
             INGEST_ASSETS,
-            partition_key=key,
             instance=instance,
             resources={"kb": kb},
             run_config=QUIET_RUN,
-            tags={"source": CLI_SOURCE, "tenant": split_partition_key(key)[0]},
+            tags={
+                "source": CLI_SOURCE,
+                "tenant": split_partition_key(block[0])[0],
+                ASSET_PARTITION_RANGE_START_TAG: block[0],
+                ASSET_PARTITION_RANGE_END_TAG: block[-1],
+            },
         )
-        embedded = 0
+        embedded: dict[str, int] = {}
         for event in result.asset_materializations_for_node("chunk_embeddings"):
-            value = event.metadata.get("embedded_chunks")
-            embedded = int(value.value) if value is not None else 0
-        build = pipeline.build(*split_partition_key(key))
-        rows.append(
-            {
-                "doc_version_id": split_partition_key(key)[1],
+            value = event.metadata.get("embedded_by_version")
+            embedded.update(value.value if value is not None else {})
+        for key in block:
+            tenant_id, doc_version_id = split_partition_key(key)
+            build = pipeline.build(tenant_id, doc_version_id)
+            by_key[key] = {
+                "doc_version_id": doc_version_id,
                 "state": build["state"],
                 "reason_code": build["reason_code"],
                 "chunks": build["chunk_count"] if build["state"] == "indexed" else 0,
-                "embedded": embedded,
+                "embedded": int(embedded.get(doc_version_id, 0)),
             }
-        )
+        done += len(block)
     if on_progress:
         on_progress(total, total, "done")
+    rows = [by_key[key] for key in registered.partition_keys]
     for problem in registered.registration.problems:
         rows.append(
             {

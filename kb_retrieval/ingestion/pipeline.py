@@ -7,6 +7,7 @@ so a run killed halfway leaves nothing half-visible and the next run completes i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 from collections.abc import Callable, Sequence
@@ -81,7 +82,7 @@ def spans_from_json(
     return ParsedDocument(spans=spans, parser_version=parser_version, page_count=pages)
 
 
-Step = Callable[["IngestionPipeline", str, str], "StepReport"]
+Step = Callable[..., "StepReport"]
 
 
 def one_at_a_time(step: Step) -> Step:
@@ -89,9 +90,11 @@ def one_at_a_time(step: Step) -> Step:
     never work on one version at once; the later one finds the step done and skips it."""
 
     @functools.wraps(step)
-    def locked(self: IngestionPipeline, tenant_id: str, doc_version_id: str) -> StepReport:
+    def locked(
+        self: IngestionPipeline, tenant_id: str, doc_version_id: str, *args: Any
+    ) -> StepReport:
         with self.db.exclusive(tenant_id, doc_version_id):
-            return step(self, tenant_id, doc_version_id)
+            return step(self, tenant_id, doc_version_id, *args)
 
     return locked
 
@@ -379,8 +382,60 @@ class IngestionPipeline:
         return self._report(tenant_id, doc_version_id, False, **stats, chunk_refs=chunk_refs)
 
     # -- embed ----------------------------------------------------------------------------
+    def embed_many(self, tenant_id: str, doc_version_ids: Sequence[str]) -> list[StepReport]:
+        """`embed` for several versions of one tenant, their missing windows embedded together
+        first (sorted by length, `EMBED_BATCH` per forward pass) instead of version by version,
+        under the advisory locks of all of them (taken in sorted order: no deadlock).
+        Each freshly embedded window is credited to the first version that needs it, so every
+        report equals what `embed` in the same order reports."""
+        with contextlib.ExitStack() as locks:
+            for doc_version_id in sorted(set(doc_version_ids)):
+                locks.enter_context(self.db.exclusive(tenant_id, doc_version_id))
+            return self._embed_many_locked(tenant_id, doc_version_ids)
+
+    def _embed_many_locked(
+        self, tenant_id: str, doc_version_ids: Sequence[str]
+    ) -> list[StepReport]:
+        texts: dict[str, str] = {}
+        owner: dict[str, str] = {}
+        pending: set[str] = set()
+        for doc_version_id in doc_version_ids:
+            if self.build(tenant_id, doc_version_id)["state"] not in (
+                LifecycleState.CHUNKED,
+                LifecycleState.EMBEDDING,
+            ):
+                continue
+            pending.add(doc_version_id)
+            with self.db.tenant(tenant_id) as conn:
+                chunks = conn.execute(
+                    sql.SELECT_CHUNKS_FOR_EMBEDDING, self._key(doc_version_id)
+                ).fetchall()
+            for _pk, _cid, text in chunks:
+                for window in self.embedder.windows(text):
+                    digest = _sha(window)
+                    texts[digest] = window
+                    owner.setdefault(digest, doc_version_id)
+        by_length = sorted(texts, key=lambda h: (len(texts[h]), h))
+        fresh = self._vectors_for(tenant_id, by_length, texts)["__fresh__"] if texts else set()
+        credited: dict[str, set[str]] = {}
+        for digest in fresh:
+            credited.setdefault(owner[digest], set()).add(digest)
+        # A version with nothing to embed gets `embed`'s skip report without a second lookup.
+        return [
+            self.embed(tenant_id, doc_version_id, credited.get(doc_version_id, set()))
+            if doc_version_id in pending
+            else self._report(
+                tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
+            )
+            for doc_version_id in doc_version_ids
+        ]
+
     @one_at_a_time
-    def embed(self, tenant_id: str, doc_version_id: str) -> StepReport:
+    def embed(
+        self, tenant_id: str, doc_version_id: str, embedded_before: set[str] | None = None
+    ) -> StepReport:
+        """Window vectors of the version's chunks (from the cache, else embedded now);
+        `embedded_before`: hashes `embed_many` just embedded for it, reported as embedded here."""
         build = self.build(tenant_id, doc_version_id)
         if build["state"] not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
             return self._report(
@@ -403,7 +458,7 @@ class IngestionPipeline:
         vectors = self._vectors_for(
             tenant_id, sorted({w[4] for w in windows}), {w[4]: w[3] for w in windows}
         )
-        fresh_hashes = vectors.pop("__fresh__")
+        fresh_hashes = vectors.pop("__fresh__") | (embedded_before or set())
         with self.db.tenant(tenant_id) as conn:
             with conn.cursor() as cur:
                 cur.executemany(

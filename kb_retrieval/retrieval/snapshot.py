@@ -6,15 +6,19 @@ read through the tenant-scoped connection (row-level security applies), tagged w
 tenant's index generation (migration 0005, bumped by triggers on every change of
 `doc_versions` and `doc_builds`) and reused until that generation moves on.
 
-Both legs return exactly what the SQL legs in `sql.py` return (same candidates, same order,
-same tie-breaks): the vector leg is an exact scan, so its recall against exact search is 1.0
-at any size; BM25 uses the same document frequencies and mean length over the eligible chunks.
+Both legs return what the SQL legs in `sql.py` return (same candidates, same order, same
+tie-breaks): up to `first_stage.PROJECT_ABOVE_WINDOWS` windows the vector leg is an exact scan
+(recall 1.0 against exact search); above, a projected first stage picks the windows that are
+re-scored exactly (every returned cosine exact, recall measured by bench/). BM25 uses the same
+document frequencies and mean length over the eligible chunks. The exact vectors and the chunk
+rows live in a memory-mapped spill file (`spill.py`), not on the heap.
 Tenants with more window vectors than `RetrievalConfig.in_memory_max_vectors` are searched in
 PostgreSQL instead (exact scan, then HNSW).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -26,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from kb_retrieval.retrieval import first_stage
 from kb_retrieval.retrieval.candidates import (
     Candidate,
     PipelineKey,
@@ -33,6 +38,7 @@ from kb_retrieval.retrieval.candidates import (
     candidate_from_row,
 )
 from kb_retrieval.retrieval.postings import Postings, build_postings, merge_postings
+from kb_retrieval.retrieval.spill import SpillFile
 
 SnapshotKey = PipelineKey
 
@@ -96,34 +102,70 @@ class TenantSnapshot:
             self.postings = _reused_postings(previous, fetched, rows)
         else:
             self.postings = build_postings([json.loads(r[12]) for r in rows])
-        # Each chunk's row as SNAPSHOT_CHUNKS returns it (term_freqs as JSON text): the
-        # candidates' rows without a round trip (8-15 ms per retrieval at 100k, bench/).
-        self._rows = {int(r[0]): tuple(r) for r in rows}
-        self._row_bytes = sum(len(r[9]) + len(r[12]) + 200 for r in self._rows.values())
-        row_of = {int(pk): i for i, pk in enumerate(self.chunk_pk)}
+        row_of = {int(pk): i for i, pk in enumerate(self.chunk_pk.tolist())}
         windows = sorted(
             ((row_of[w[0]], w[1], w[2]) for w in window_rows if w[0] in row_of),
             key=lambda w: (w[0], w[1]),
         )
-        self.window_chunk = np.array([w[0] for w in windows], dtype=np.int64)
-        self.window_index = np.array([w[1] for w in windows], dtype=np.int32)
+        self.window_chunk = np.array([w[0] for w in windows], dtype=np.int32)
+        self.window_index = np.array([w[1] for w in windows], dtype=np.int16)
         self.window_first = self.window_index == 0
-        arrays = [as_float32(w[2]) for w in windows]
-        dim = len(arrays[0]) if arrays else 0
-        self.vectors = np.array(arrays, dtype=np.float32).reshape(len(arrays), dim)
+        dim = len(windows[0][2]) if windows else 0
+        exact = np.empty((len(windows), dim), dtype=np.float32)
+        for i, window in enumerate(windows):
+            exact[i] = as_float32(window[2])
+        del windows
+        # Each chunk's row as SNAPSHOT_CHUNKS returns it (term_freqs as JSON text) and the exact
+        # vectors, in a memory-mapped file: candidates' rows without a round trip (8-15 ms per
+        # retrieval at 100k, bench/) and exact cosines without float32 vectors on the heap.
+        self._spill = SpillFile(exact, rows)
+        self.vectors = self._spill.vectors
+        self.basis: np.ndarray | None = None
+        self.scan = np.empty((len(exact), 0), dtype=np.float32)
+        if len(exact) > first_stage.PROJECT_ABOVE_WINDOWS:
+            self.basis = first_stage.principal_basis(exact, first_stage.SCAN_DIMS)
+            self.scan = np.ascontiguousarray(exact @ self.basis)
+        del exact
         self.window_rows, self.window_starts = (
-            np.unique(self.window_chunk, return_index=True) if windows else (np.array([]),) * 2
+            np.unique(self.window_chunk, return_index=True)
+            if len(self.window_chunk)
+            else (np.array([], dtype=np.int64),) * 2
         )
-        ends = [*self.window_starts[1:], len(self.window_chunk)] if windows else []
-        self._windows_of = {
-            int(self.chunk_pk[row]): (int(start), int(end))
-            for row, start, end in zip(self.window_rows, self.window_starts, ends, strict=True)
-        }
+        everything = np.arange(len(self.chunk_pk))
+        self.row_window_start = np.searchsorted(self.window_chunk, everything, "left")
+        self.row_window_end = np.searchsorted(self.window_chunk, everything, "right")
 
     @property
     def nbytes(self) -> int:
-        postings = sum(rows.nbytes + tfs.nbytes for rows, tfs in self.postings.values())
-        return int(self.vectors.nbytes + postings + 40 * len(self.chunk_pk) + self._row_bytes)
+        """Heap bytes of the snapshot's arrays (the spill file's bytes are in `file_nbytes`)."""
+        arrays = (
+            self.chunk_pk,
+            self.chunk_version,
+            self.term_count,
+            self.window_chunk,
+            self.window_index,
+            self.window_first,
+            self.scan,
+            self.basis if self.basis is not None else _EMPTY_ROWS,
+            self.window_rows,
+            self.window_starts,
+            self.row_window_start,
+            self.row_window_end,
+            self._spill.offsets,
+        )
+        return int(sum(a.nbytes for a in arrays) + self.postings.nbytes)
+
+    @property
+    def file_nbytes(self) -> int:
+        """Bytes of the memory-mapped spill file (exact vectors and rows)."""
+        return self._spill.file_bytes
+
+    def row(self, pk: int) -> tuple[Any, ...] | None:
+        """The chunk's SNAPSHOT_CHUNKS row, or None when the snapshot does not hold it."""
+        index = int(np.searchsorted(self.chunk_pk, pk))
+        if index < len(self.chunk_pk) and self.chunk_pk[index] == pk:
+            return self._spill.row(index)
+        return None
 
     def reusable(
         self, builds: dict[str, Any]
@@ -135,13 +177,16 @@ class TenantSnapshot:
             for vid, built in builds.items()
             if built is not None and self.builds.get(vid) == built
         }
-        chunk_rows = [row for row in self._rows.values() if row[1] in kept]
-        wanted = {int(row[0]) for row in chunk_rows}
-        window_rows = [
-            (pk, int(self.window_index[i]), self.vectors[i])
-            for i, pk in enumerate(self.chunk_pk[self.window_chunk].tolist())
-            if pk in wanted
-        ]
+        kept_positions = np.array([vid in kept for vid in self.version_ids], dtype=bool)
+        kept_rows = np.flatnonzero(kept_positions[self.chunk_version]) if len(self.chunk_pk) else []
+        chunk_rows: list[Sequence[Any]] = [self._spill.row(int(i)) for i in kept_rows]
+        wanted = np.zeros(len(self.chunk_pk), dtype=bool)
+        wanted[kept_rows] = True
+        picked = np.flatnonzero(wanted[self.window_chunk])
+        block = self.vectors[picked]
+        pks = self.chunk_pk[self.window_chunk[picked]].tolist()
+        indexes = self.window_index[picked].tolist()
+        window_rows = [(pks[j], indexes[j], block[j]) for j in range(len(picked))]
         return chunk_rows, window_rows, kept
 
     @property
@@ -181,23 +226,103 @@ class TenantSnapshot:
         allowed = np.array([vid in wanted for vid in self.version_ids], dtype=bool)
         return allowed[self.chunk_version] if len(self.chunk_version) else allowed[:0]
 
+    def with_first_stage(self, dims: int | None) -> TenantSnapshot:
+        """A copy whose vector leg starts with a projection on `dims` principal directions, or
+        with the exact float32 scan (None); everything else shared (bench/ compares them)."""
+        other = copy.copy(self)
+        other.basis, other.scan = None, np.empty((self.vector_count, 0), dtype=np.float32)
+        if dims is not None and self.vector_count:
+            other.basis = first_stage.principal_basis(self.vectors, dims)
+            other.scan = np.ascontiguousarray(self.vectors @ other.basis)
+        return other
+
     def vector_leg(
-        self, mask: np.ndarray, vectors: np.ndarray, k: int, *, all_windows: bool = True
+        self,
+        mask: np.ndarray,
+        vectors: np.ndarray,
+        k: int,
+        *,
+        all_windows: bool = True,
+        shortlist: int | None = None,
     ) -> list[Hit]:
-        """(variant from 1, chunk_pk, best-window cosine) of the top k chunks per variant."""
+        """(variant from 1, chunk_pk, best-window cosine) of the top k chunks per variant.
+
+        Up to `first_stage.PROJECT_ABOVE_WINDOWS` windows: the exact float32 scan. Above: the
+        windows' projections on the `SCAN_DIMS` principal directions of the tenant's vectors
+        pick the best `shortlist` windows per variant, those are re-scored exactly, and the
+        2k chunks they rank best get their exact best-window cosine (every window): the top k
+        of those is returned, every cosine exact, recall measured (bench/vector_scan.py).
+        """
         queries = normalized_rows(np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1))
-        best = np.full((len(self.chunk_pk), len(queries)), -np.inf, dtype=np.float64)
-        if self.vector_count and len(queries):
-            sims = _similarities(self.vectors, queries)
-            if all_windows:
-                best[self.window_rows] = np.maximum.reduceat(sims, self.window_starts, axis=0)
-            else:
-                best[self.window_chunk[self.window_first]] = sims[self.window_first]
+        if not self.vector_count or not len(queries):
+            return []
+        if self.basis is not None:
+            return self._projected_leg(mask, queries, k, all_windows, shortlist)
+        sims = _similarities(self.vectors, queries)
+        best = np.full((len(self.chunk_pk), len(queries)), -np.inf, dtype=np.float32)
+        if all_windows:
+            best[self.window_rows] = np.maximum.reduceat(sims, self.window_starts, axis=0)
+        else:
+            best[self.window_chunk[self.window_first]] = sims[self.window_first]
         best[~mask] = -np.inf
         hits: list[Hit] = []
         for column in range(len(queries)):
             hits.extend(self._top(column + 1, best[:, column], k))
         return hits
+
+    def _projected_leg(
+        self,
+        mask: np.ndarray,
+        queries: np.ndarray,
+        k: int,
+        all_windows: bool,
+        shortlist: int | None,
+    ) -> list[Hit]:
+        approx = _similarities(self.scan, queries @ self.basis)
+        eligible = mask[self.window_chunk]
+        if not all_windows:
+            eligible &= self.window_first
+        approx[~eligible] = -np.inf
+        picked = first_stage.best_windows(
+            approx, first_stage.SHORTLIST_WINDOWS if shortlist is None else shortlist
+        )
+        finite = np.isfinite(np.take_along_axis(approx, picked, axis=0))
+        windows = np.unique(picked[finite])
+        exact = _similarities(self.vectors[windows], queries)
+        per_column = []
+        for column in range(len(queries)):
+            chosen = picked[finite[:, column], column]
+            scores = exact[np.searchsorted(windows, chosen), column]
+            chunks = self.window_chunk[chosen]
+            order = np.lexsort((-scores, chunks))
+            first = np.ones(len(order), dtype=bool)
+            first[1:] = chunks[order][1:] != chunks[order][:-1]
+            rows, partial = chunks[order][first], scores[order][first]
+            per_column.append(rows[np.argsort(-partial, kind="stable")[: 2 * k]])
+        rows = np.unique(np.concatenate(per_column)).astype(np.int64)
+        full = self._exact_best(rows, queries, all_windows=all_windows)
+        hits: list[Hit] = []
+        for column, candidates in enumerate(per_column):
+            scores = full[np.searchsorted(rows, candidates), column]
+            order = np.lexsort((self.chunk_pk[candidates], -scores))[:k]
+            hits.extend(
+                (column + 1, int(self.chunk_pk[candidates[i]]), float(scores[i])) for i in order
+            )
+        return hits
+
+    def _exact_best(
+        self, rows: np.ndarray, queries: np.ndarray, *, all_windows: bool
+    ) -> np.ndarray:
+        """Best exact window cosine of each chunk row (rows x queries, float32 products of the
+        stored vectors, as the SQL exact scan ranks them)."""
+        if not len(rows):
+            return np.empty((0, len(queries)), dtype=np.float32)
+        starts = self.row_window_start[rows]
+        ends = self.row_window_end[rows] if all_windows else starts + 1
+        counts = ends - starts
+        windows = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+        sims = _similarities(self.vectors[windows], queries)
+        return np.maximum.reduceat(sims, np.cumsum(counts) - counts, axis=0)
 
     def candidate_sims(
         self, pks: Sequence[int], vectors: np.ndarray, *, all_windows: bool = True
@@ -207,10 +332,10 @@ class TenantSnapshot:
         queries = normalized_rows(np.asarray(vectors, dtype=np.float64).reshape(len(vectors), -1))
         out: dict[int, list[float]] = {}
         for pk in pks:
-            span = self._windows_of.get(int(pk))
-            if span is None:
+            index = int(np.searchsorted(self.chunk_pk, pk))
+            if index >= len(self.chunk_pk) or self.chunk_pk[index] != pk:
                 continue
-            start, end = span
+            start, end = self.row_window_start[index], self.row_window_end[index]
             windows = self.vectors[start:end].astype(np.float64)
             if not all_windows:
                 windows = windows[self.window_first[start:end]]
@@ -224,7 +349,7 @@ class TenantSnapshot:
         """What `candidates.fetch_candidates` returns without vectors, from memory."""
         out = {}
         for pk in sorted({int(pk) for pk in pks}):
-            row = self._rows.get(pk)
+            row = self.row(pk)
             version = versions.get(row[1]) if row is not None else None
             if version is not None:
                 out[pk] = candidate_from_row(row, version)
@@ -268,7 +393,7 @@ class TenantSnapshot:
     def _eligible_postings(self, term: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows, tfs = self.postings.get(term, (_EMPTY_ROWS, _EMPTY_TFS))
         keep = mask[rows]
-        return rows[keep], tfs[keep]
+        return rows[keep], tfs[keep].astype(np.float64)
 
     def _top(self, variant: int, scores: np.ndarray, k: int) -> list[Hit]:
         """The k best finite scores, ties broken by chunk_pk like the SQL `ORDER BY`."""
@@ -281,7 +406,7 @@ class TenantSnapshot:
 
 
 _EMPTY_ROWS = np.array([], dtype=np.int64)
-_EMPTY_TFS = np.array([], dtype=np.float64)
+_EMPTY_TFS = np.array([], dtype=np.float32)
 
 
 def _similarities(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -296,7 +421,7 @@ def _similarities(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
     # (windows x dim) @ (queries x dim).T as a transposed view: 2.8 ms for 27k windows here,
     # against 8 ms with a contiguous (dim x queries) right-hand side (another kernel).
     with torch.inference_mode():
-        right = torch.from_numpy(np.ascontiguousarray(queries, dtype=np.float32))
+        right = torch.from_numpy(np.ascontiguousarray(queries, dtype=vectors.dtype))
         product = torch.from_numpy(vectors) @ right.T
     return product.numpy()
 

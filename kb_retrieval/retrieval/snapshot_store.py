@@ -101,7 +101,8 @@ def _version_facts(rows: Sequence[tuple[Any, ...]]) -> dict[str, VersionFacts]:
 
 
 class SnapshotStore:
-    """Process-wide LRU of tenant snapshots, bounded by their size in bytes; thread-safe."""
+    """Process-wide LRU of tenant snapshots, bounded by their heap and spill-file bytes;
+    thread-safe."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -163,10 +164,16 @@ class SnapshotStore:
             self._items.clear()
 
     def _evict(self) -> None:
-        total = sum(s.nbytes for _, s in self._items.values() if s is not None)
+        """Drop the least recently used snapshots while heap plus spill-file bytes exceed the
+        bound (the spill files hold the exact vectors and rows: disk and page cache)."""
+        total = sum(_footprint(s) for _, s in self._items.values())
         while total > self.max_bytes and len(self._items) > 1:
             _, (_, oldest) = self._items.popitem(last=False)
-            total -= oldest.nbytes if oldest is not None else 0
+            total -= _footprint(oldest)
+
+
+def _footprint(snapshot: TenantSnapshot | None) -> int:
+    return snapshot.nbytes + snapshot.file_nbytes if snapshot is not None else 0
 
 
 SNAPSHOTS = SnapshotStore(max_bytes=2 * 1024**3)

@@ -1,0 +1,135 @@
+"""An ONNX Runtime export of the same MiniLM weights, for query embedding only (opt-in).
+
+`KB_QUERY_ENCODER=onnx` makes `MiniLMEmbedder.embed_query` run the transformer through ONNX
+Runtime instead of torch: same tokenizer (truncation at the model's `max_seq_length`), same mean
+pooling and normalisation, vectors within 1e-4 cosine of torch's (tests/test_embedding_onnx.py;
+measured 6e-8). Ingestion keeps torch (`embed`), so stored vectors never depend on it.
+
+The graph is exported once, offline, from the packaged `model.safetensors` with torch's ONNX
+exporter (eager attention, dynamic batch and sequence axes) into `KB_ONNX_DIR` (default: a
+`kb-onnx` folder in the system temporary directory), under a name keyed by the weights' size and
+modification time and the torch version; written to a temporary name, then renamed, so
+concurrent processes never read half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+ONNX_DIR_ENV = "KB_ONNX_DIR"
+QUERY_ENCODER_ENV = "KB_QUERY_ENCODER"
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+OPSET = 17
+
+
+def query_encoder_choice() -> str:
+    """`torch` (default) or `onnx`, from `KB_QUERY_ENCODER`."""
+    choice = os.environ.get(QUERY_ENCODER_ENV, "torch")
+    if choice not in ("torch", "onnx"):
+        raise ValueError(f"{QUERY_ENCODER_ENV} must be 'torch' or 'onnx', not {choice!r}")
+    return choice
+
+
+def onnx_path(model_dir: str) -> Path:
+    """Where the export of this model's weights (and this torch version) lives."""
+    import torch
+
+    weights = Path(model_dir) / "model.safetensors"
+    stat = weights.stat()
+    folder = Path(os.environ.get(ONNX_DIR_ENV) or Path(tempfile.gettempdir()) / "kb-onnx")
+    tag = f"{stat.st_size}-{int(stat.st_mtime)}-torch{torch.__version__}-opset{OPSET}"
+    return folder / f"minilm-{tag}.onnx"
+
+
+def export_onnx(model_dir: str, path: Path) -> Path:
+    """Export the transformer (last hidden state) to `path`, unless it is there already."""
+    if path.is_file():
+        return path
+    import torch
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(
+        model_dir, attn_implementation="eager", local_files_only=True
+    ).eval()
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor,
+        ) -> torch.Tensor:
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    example = torch.ones((2, 8), dtype=torch.long)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
+    axes = {name: {0: "batch", 1: "sequence"} for name in (*INPUTS, "last_hidden_state")}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's notes on traced operators
+        torch.onnx.export(
+            LastHiddenState(),
+            (example, example, torch.zeros_like(example)),
+            str(partial),
+            input_names=list(INPUTS),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+        )
+    os.replace(partial, path)
+    return path
+
+
+class OnnxQueryEncoder:
+    """Tokenize, run the exported transformer, mean-pool over the mask, normalise."""
+
+    def __init__(self, model_dir: str, threads: int | None = None) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.inter_op_num_threads = 1
+        path = export_onnx(model_dir, onnx_path(model_dir))
+        self.session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"]
+        )
+        config = json.loads((Path(model_dir) / "sentence_bert_config.json").read_text("utf-8"))
+        self.tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=int(config["max_seq_length"]))
+        self.tokenizer.enable_padding()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(list(texts))
+        feeds = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        hidden = self.session.run(None, feeds)[0]
+        mask = feeds["attention_mask"][..., None].astype(np.float32)
+        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.where(norms == 0, 1, norms)).astype(np.float32)
+
+
+@lru_cache(maxsize=2)
+def onnx_query_encoder(model_dir: str, threads: int | None = None) -> OnnxQueryEncoder:
+    """One encoder per process (the session is thread-safe for `run`)."""
+    return OnnxQueryEncoder(model_dir, threads)

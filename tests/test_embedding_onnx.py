@@ -1,0 +1,43 @@
+"""The ONNX Runtime query encoder gives torch's query vectors (the same weights, exported)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kb_retrieval.embedding_onnx import (
+    OnnxQueryEncoder,
+    export_onnx,
+    onnx_path,
+    query_encoder_choice,
+)
+
+TEXTS = [
+    "Is the glacier crossing on day three roped, and who carries the crampons?",
+    "deposit refund",
+    "Our daughter is vegetarian and allergic to sesame; can the camp cook adapt the menu? " * 30,
+]
+
+
+def test_onnx_query_vectors_are_torchs_within_1e_4_cosine(minilm, tmp_path, monkeypatch):
+    monkeypatch.setenv("KB_ONNX_DIR", str(tmp_path))
+    path = export_onnx(minilm.model_dir, onnx_path(minilm.model_dir))
+    assert path.parent == tmp_path and path.stat().st_size > 10_000_000
+    onnx = OnnxQueryEncoder(minilm.model_dir, threads=1).encode(TEXTS)
+    torch_vectors = minilm.embed_query(TEXTS)
+    assert onnx.shape == torch_vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-6)
+    cosines = (onnx * torch_vectors).sum(axis=1)
+    assert cosines.min() > 1 - 1e-4, "the long text is truncated as torch truncates it"
+    alone = OnnxQueryEncoder(minilm.model_dir, threads=1).encode(TEXTS[1:2])
+    assert float((alone[0] * onnx[1]).sum()) > 1 - 1e-5, "padding does not change a vector"
+    monkeypatch.setenv("KB_QUERY_ENCODER", "onnx")
+    assert query_encoder_choice() == "onnx"
+    via_embedder = minilm.embed_query(TEXTS[:2])
+    assert float((via_embedder * torch_vectors[:2]).sum(axis=1).min()) > 1 - 1e-4
+
+
+def test_an_unknown_query_encoder_is_refused(monkeypatch):
+    monkeypatch.setenv("KB_QUERY_ENCODER", "tensorrt")
+    with pytest.raises(ValueError, match="KB_QUERY_ENCODER"):
+        query_encoder_choice()
