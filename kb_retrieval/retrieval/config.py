@@ -8,6 +8,8 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kb_retrieval.retrieval.answerability import AnswerabilityModel, default_model
+
 CONFIG_SCHEMA = "retrieval-v1"
 ENV_PREFIX = "KB_RETRIEVAL_"
 
@@ -112,6 +114,17 @@ class RetrievalConfig(BaseModel):
     )
     relevance: ConfidenceModel = RELEVANCE_MODEL
     confidence: ConfidenceModel = CONFIDENCE_MODEL
+    use_answerability: bool = Field(
+        True,
+        description="confidence from the learned answerability model (answerability.json); "
+        "off: the session-3 CONFIDENCE_MODEL",
+    )
+    answerability: AnswerabilityModel = Field(default_factory=default_model)
+    sentence_features: bool = Field(
+        False,
+        description="best-sentence cosine features (sentence vectors embedded on first use; "
+        "measured in docs/retrieval.md section 3, off: small gain for the embedding cost)",
+    )
 
     @property
     def config_version(self) -> str:
@@ -124,6 +137,6 @@ class RetrievalConfig(BaseModel):
         overrides = {}
         for name in cls.model_fields:
             raw = os.environ.get(ENV_PREFIX + name.upper())
-            if raw is not None and name not in ("confidence", "relevance"):
+            if raw is not None and name not in ("confidence", "relevance", "answerability"):
                 overrides[name] = raw
         return cls(**overrides)
