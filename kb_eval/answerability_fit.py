@@ -130,10 +130,7 @@ def fit_answerability(
     )
 
 
-CALIBRATION_LABELS = {
-    "answerable": lambda row: row.case_answerable,
-    "answering_version": lambda row: row.answering_version,
-}
+CALIBRATION_LABELS = ("answerable", "answering_version", "answering_in_top3")
 
 
 def fit_calibration(
@@ -141,14 +138,24 @@ def fit_calibration(
 ) -> tuple[float, float]:
     """Platt scaling of the best candidate's score per case against `label`: "answerable" =
     the case has an answer in the knowledge base (relevant items), the quantity UNKNOWN (< 0.65)
-    is about; "answering_version" = the best candidate is a chunk of an answering version."""
-    of = CALIBRATION_LABELS[label]
-    best: dict[str, tuple[float, bool]] = {}
+    is about; "answering_version" = the best candidate is a chunk of an answering version;
+    "answering_in_top3" = one of the three best candidates is."""
+    if label not in CALIBRATION_LABELS:
+        raise ValueError(f"calibration label {label!r}: choose one of {CALIBRATION_LABELS}")
+    by_case: dict[str, list[tuple[float, Row]]] = {}
     for row in rows:
-        score = model.score(row.features)
-        if row.case_id not in best or score > best[row.case_id][0]:
-            best[row.case_id] = (score, of(row))
-    x = np.array([[1.0, s] for s, _ in best.values()])
-    y = np.array([float(a) for _, a in best.values()])
-    a, b = fit_logistic(x, y, l2=1e-3)
+        by_case.setdefault(row.case_id, []).append((model.score(row.features), row))
+    x, y = [], []
+    for scored in by_case.values():
+        scored.sort(key=lambda pair: (-pair[0], pair[1].rank))
+        best, top = scored[0], scored[:3]
+        if label == "answerable":
+            target = best[1].case_answerable
+        elif label == "answering_version":
+            target = best[1].answering_version
+        else:
+            target = any(row.answering_version for _, row in top)
+        x.append([1.0, best[0]])
+        y.append(float(target))
+    a, b = fit_logistic(np.array(x), np.array(y), l2=1e-3)
     return round(float(a), 4), round(float(max(b, 1e-3)), 4)

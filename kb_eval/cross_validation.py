@@ -118,7 +118,7 @@ def cross_validate(
                 calibration_label=calibration_label,
             )
             models[tenant] = model.model_dump()
-            config = base.model_copy(update={"answerability": model, "use_answerability": True})
+            config = base.model_copy(update={"answerability": model})
         fold = _clone(retriever, config)
         details, cases, results = [], [], {}
         for case_set in sets:

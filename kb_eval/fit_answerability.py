@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     kb.retriever.audit = False
     rows = collect_rows(kb.retriever, [(c, s.as_of) for s in sets for c in s.cases])
     tenants = sorted({r.tenant_id for r in rows})
-    files = ", ".join(f"{s.path.name}@{s.as_of}" for s in sets)
+    files = ", ".join(f"{s.path.parent.name}/{s.path.name}@{s.as_of}" for s in sets)
     model = fit_answerability(
         rows, fitted_on=f"{len(rows)} candidates of {len(tenants)} operators ({files})"
     )

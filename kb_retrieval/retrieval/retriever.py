@@ -349,6 +349,7 @@ class Retriever:
             config_version=self.config.config_version,
             as_of=as_of.isoformat(),
             audit_mode=audit_mode,
+            low_relevance_line=self.config.score_floor,
         )
         timings["total"] = _ms(started)
         return RetrievalResult(pack, candidates, plan, timings, floors=floors)

@@ -190,7 +190,10 @@ def score_pool(
     )
     for cand in pool:
         cand.confidence = answerability(cand, config)
-        cand.relevance = confidence(
-            cand.vector, cand.coverage, cand.bm25, config.relevance, cand.passage
-        )
+        if config.answerability_orders:
+            cand.relevance = config.answerability.probability(cand.features)
+        else:
+            cand.relevance = confidence(
+                cand.vector, cand.coverage, cand.bm25, config.relevance, cand.passage
+            )
         cand.rank_score = rank_score(cand, as_of, config)
