@@ -121,3 +121,38 @@ def _cross_validate(specs: list[tuple[Path, date]], as_json: bool, refit: bool) 
         typer.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
         return
     typer.echo(format_cv_table(report))
+
+
+def evaluate_judge(
+    pairs: list[Path] = typer.Argument(
+        ..., help="Labelled claim pairs (JSON Lines: pair_id, claim, evidence, label)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object per file."),
+) -> None:
+    """The claim judge on each file of labelled pairs, reported separately: per label, confusion."""
+    from kb_eval.judge.claim_judge import LABELS, judge_accuracy, load_claim_pairs
+
+    reports = {}
+    for path in pairs:
+        if not path.is_file():
+            typer.echo(f"error: {path} not found", err=True)
+            raise typer.Exit(2)
+        try:
+            reports[str(path)] = judge_accuracy(load_claim_pairs(path))
+        except (ValueError, KeyError) as error:
+            typer.echo(f"error: {path}: {error}", err=True)
+            raise typer.Exit(2) from error
+    if as_json:
+        typer.echo(json.dumps(reports, indent=2, sort_keys=True))
+        return
+    for path, report in reports.items():
+        typer.echo(f"{path}: {report['n']} pairs, accuracy {report['overall']:.3f}")
+        typer.echo(
+            f"unsupported judged supported: {report['unsupported_judged_supported']} "
+            f"({report['unsupported_judged_supported_rate']:.3f})"
+        )
+        typer.echo("| label | accuracy | " + " | ".join(f"judged {x}" for x in LABELS) + " |")
+        typer.echo("|" + " --- |" * (len(LABELS) + 2))
+        for label, row in report["confusion"].items():
+            cells = " | ".join(str(row[x]) for x in LABELS)
+            typer.echo(f"| {label} | {report['per_label'][label]:.3f} | {cells} |")
