@@ -198,7 +198,7 @@ def itinerary(chunk: str, title: str, conf: float) -> Candidate:
 
 
 def test_one_departures_itinerary_does_not_answer_for_an_unpinned_departure():
-    vague = plan("Are the refugios in Torres del Paine heated at night?")
+    vague = plan("Will the mountain huts have heating overnight when we stay there?")
     june = itinerary("jun_1", "Patagonia Trek 7-Day Itinerary - 14 June 2026", 0.8)
     november = itinerary("nov_0", "Patagonia Trek 7-Day Itinerary - 8 November 2026", 0.4)
     everest = itinerary("ebc_0", "Everest Base Camp Trek - 2026", 0.4)
@@ -282,7 +282,7 @@ def test_medical_claim_rests_on_the_medical_policy_when_it_is_in_the_evidence():
 
 
 def test_departure_logistics_of_no_named_trip_ask_which_trip():
-    meeting = plan("What time do we need to be at the meeting point on the first morning?")
+    meeting = plan("Where is the meeting point, and when should we get there on day one?")
     terms = cand("terms_0", Category.TERMS_POLICY, 0.8)
     johnstone = itinerary("js_0", "Johnstone Strait Orca Expedition - 5 Days", 0.5)
     broken = itinerary("bg_0", "Broken Group Islands Explorer - 4 Days", 0.2)
