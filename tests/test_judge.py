@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -190,3 +191,37 @@ def test_a_sentence_cut_before_its_exception_is_not_a_whole_sentence():
         "If you cancel 14 or more days before the start, we refund all money paid.", evidence
     )
     assert verdict.reason != "a whole sentence of the evidence"
+
+
+def test_kb_eval_judge_reports_each_file_with_its_confusion(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kb_pipeline.cli.app import app
+
+    rows = [
+        ("p1", "The ferry leaves at 8am.", "The ferry departs at 08:00 every day.", "supported"),
+        (
+            "p2",
+            "The ferry leaves at 9am.",
+            "The ferry departs at 08:00 every day.",
+            "number_changed",
+        ),
+        ("p3", "Lunch is included.", "The ferry departs at 08:00 every day.", "unrelated"),
+    ]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        "".join(
+            json.dumps({"pair_id": i, "claim": c, "evidence": [e], "label": lab}) + "\n"
+            for i, c, e, lab in rows
+        )
+    )
+    result = CliRunner().invoke(app, ["eval-judge", str(pairs), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)[str(pairs)]
+    assert report["n"] == 3
+    assert sum(sum(row.values()) for row in report["confusion"].values()) == 3
+    assert report["confusion"]["number_changed"]["contradicted"] == 1
+    assert report["unsupported_judged_supported"] == 0
+    table = CliRunner().invoke(app, ["eval-judge", str(pairs)])
+    assert "| number_changed | 1.000 | 0 | 1 | 0 |" in table.stdout
+    assert CliRunner().invoke(app, ["eval-judge", str(tmp_path / "none.jsonl")]).exit_code == 2

@@ -12,6 +12,7 @@ from kb_retrieval.models import Category
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
 from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.pack import evidence_item
 from kb_retrieval.retrieval.rerank import maybe_rerank
 from kb_retrieval.retrieval.scoring import confidence, is_stale
 from kb_retrieval.retrieval.selection import select_pack
@@ -89,9 +90,14 @@ def test_tiers_are_never_inverted_and_pack_is_bounded(items):
     tiers = [c.version.category.tier for c in pack]
     assert tiers == sorted(tiers)
     assert len(pack) <= CONFIG.pack_max
-    passing = [c for c in pool if c.confidence >= CONFIG.score_floor]
-    assert len(pack) >= min(CONFIG.pack_min, len(passing))
-    assert all(c.confidence >= CONFIG.score_floor for c in pack)
+    eligible = [c for c in pool if c.relevance >= CONFIG.relevance_floor]
+    assert len(pack) >= min(CONFIG.pack_min, len(eligible))
+    assert len(pack) == min(CONFIG.pack_max, len(eligible))
+    assert all(c.relevance >= CONFIG.relevance_floor for c in pack)
+    above_line = [c for c in pool if c.relevance >= CONFIG.score_floor]
+    if len(above_line) <= CONFIG.pack_max:
+        # A chunk under the low-relevance line never takes the place of one above it.
+        assert all(c in pack for c in above_line)
 
 
 def test_at_most_two_chunks_per_document_when_others_are_close():
@@ -192,7 +198,7 @@ def itinerary(chunk: str, title: str, conf: float) -> Candidate:
 
 
 def test_one_departures_itinerary_does_not_answer_for_an_unpinned_departure():
-    vague = plan("Are the refugios in Torres del Paine heated at night?")
+    vague = plan("Will the mountain huts have heating overnight when we stay there?")
     june = itinerary("jun_1", "Patagonia Trek 7-Day Itinerary - 14 June 2026", 0.8)
     november = itinerary("nov_0", "Patagonia Trek 7-Day Itinerary - 8 November 2026", 0.4)
     everest = itinerary("ebc_0", "Everest Base Camp Trek - 2026", 0.4)
@@ -276,7 +282,7 @@ def test_medical_claim_rests_on_the_medical_policy_when_it_is_in_the_evidence():
 
 
 def test_departure_logistics_of_no_named_trip_ask_which_trip():
-    meeting = plan("What time do we need to be at the meeting point on the first morning?")
+    meeting = plan("Where is the meeting point, and when should we get there on day one?")
     terms = cand("terms_0", Category.TERMS_POLICY, 0.8)
     johnstone = itinerary("js_0", "Johnstone Strait Orca Expedition - 5 Days", 0.5)
     broken = itinerary("bg_0", "Broken Group Islands Explorer - 4 Days", 0.2)
@@ -292,3 +298,27 @@ def test_departure_logistics_of_no_named_trip_ask_which_trip():
     assert decide(gear, [terms, johnstone, broken], CONFIG).outcome.value == "OK_TO_DRAFT", (
         "only departure logistics depend on the trip"
     )
+
+
+def test_pack_min_is_filled_from_candidates_under_the_low_relevance_line():
+    config = RetrievalConfig(pack_fill=0)
+    pool = [
+        cand("faq_0", Category.FAQ, 0.80, doc="faq"),
+        cand("itin_0", Category.TRIP_ITINERARY, 0.05, doc="itin"),
+        cand("pack_0", Category.PACKING_LIST, 0.04, doc="packing"),
+        cand("blog_0", Category.MARKETING, 0.03, doc="blog"),
+        cand("noise_0", Category.MARKETING, 0.01, doc="noise"),
+    ]
+    pack, stats = select_pack(pool, config, tiered=False)
+    assert [c.chunk_id for c in pack] == ["faq_0", "itin_0", "pack_0", "blog_0"]
+    assert stats["low_relevance_fill"] == 3
+    bigger, _ = select_pack(pool, config.model_copy(update={"pack_min": 2}), tiered=False)
+    assert [c.chunk_id for c in bigger] == ["faq_0", "itin_0"]
+
+
+def test_low_relevance_chunks_are_marked_in_the_pack():
+    strong = cand("faq_0", Category.FAQ, 0.80, doc="faq")
+    weak = cand("itin_0", Category.TRIP_ITINERARY, 0.05, doc="itin")
+    items = [evidence_item(i, c, 1.0, CONFIG.score_floor) for i, c in enumerate([strong, weak])]
+    assert "low_relevance" not in items[0]
+    assert items[1]["low_relevance"] is True

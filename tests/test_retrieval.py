@@ -9,6 +9,7 @@ import pytest
 from kb_eval.drafts.grading import grade_golden_drafts
 from kb_eval.golden import load_golden
 from kb_eval.golden_eval import EvalRun, evaluate_cases
+from kb_eval.metrics import aggregate
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pack import dumps_pack, validate_pack
@@ -34,12 +35,24 @@ def golden_packs(golden_run):
 
 def test_golden_targets_of_the_issue_hold_on_the_demo_tenants(golden_run):
     metrics = golden_run.metrics
-    assert metrics["recall_at_10"] >= 0.85
+    # Measured 0.928 with the learned ordering and packs filled to 10 (docs/retrieval.md
+    # section 7); 0.857 before.
+    assert metrics["recall_at_10"] >= 0.90
     assert metrics["unsafe_pass_rate"] == 0.0, [
         d["case_id"] for d in golden_run.details if d["unsafe_pass"]
     ]
     assert metrics["must_not_cite_violations"] == 0
     # A regression floor under the documented 0.717 (docs/retrieval.md section 3).
+    assert metrics["outcome_accuracy"] >= 0.68
+
+
+def test_golden_holdout_split_holds_on_its_own(golden_run):
+    holdout = [d for d in golden_run.details if d.get("split") == "holdout"]
+    metrics = aggregate(holdout)
+    # Measured on the 46 holdout cases: recall@10 0.912, outcome accuracy 0.717, unsafe 0.
+    assert metrics["recall_at_10"] >= 0.88
+    assert metrics["unsafe_pass_rate"] == 0.0
+    assert metrics["must_not_cite_violations"] == 0
     assert metrics["outcome_accuracy"] >= 0.68
 
 

@@ -193,14 +193,18 @@ def expected_label(label: str) -> str:
 
 
 def judge_accuracy(pairs: Iterable[dict[str, object]]) -> dict[str, object]:
-    """Overall and per-label accuracy of judge_claim on labelled pairs, and per split."""
+    """Overall and per-label accuracy of judge_claim on labelled pairs, per split, the confusion
+    (pair label -> judge label counts) and how many unsupported pairs were judged supported."""
     totals: dict[str, list[int]] = {}
     splits: dict[str, list[int]] = {}
     errors: list[dict[str, str]] = []
+    confusion: dict[str, dict[str, int]] = {}
     for pair in pairs:
         label = str(pair["label"])
         verdict = judge_claim(str(pair["claim"]), [str(e) for e in pair["evidence"]])  # type: ignore[attr-defined]
         ok = verdict.label == expected_label(label)
+        row = confusion.setdefault(label, dict.fromkeys(LABELS, 0))
+        row[verdict.label] += 1
         for key, table in ((label, totals), (str(pair.get("split", "all")), splits)):
             table.setdefault(key, [0, 0])
             table[key][0] += int(ok)
@@ -216,8 +220,16 @@ def judge_accuracy(pairs: Iterable[dict[str, object]]) -> dict[str, object]:
             )
     correct = sum(c for c, _ in totals.values())
     count = sum(n for _, n in totals.values())
+    unsupported = [row for label, row in confusion.items() if label != "supported"]
+    n_unsupported = sum(sum(row.values()) for row in unsupported)
+    judged_supported = sum(row["supported"] for row in unsupported)
     return {
         "n": count,
+        "confusion": {k: confusion[k] for k in sorted(confusion)},
+        "unsupported_judged_supported": judged_supported,
+        "unsupported_judged_supported_rate": judged_supported / n_unsupported
+        if n_unsupported
+        else 0.0,
         "overall": correct / count if count else 0.0,
         "per_label": {k: c / n for k, (c, n) in sorted(totals.items())},
         "per_split": {k: c / n for k, (c, n) in sorted(splits.items())},

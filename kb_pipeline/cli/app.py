@@ -8,7 +8,7 @@ from kb_pipeline.cli.ask_cmd import ask
 from kb_pipeline.cli.beir_cmd import eval_beir
 from kb_pipeline.cli.db import db_app
 from kb_pipeline.cli.drafts_cmd import eval_drafts
-from kb_pipeline.cli.eval_cmd import evaluate
+from kb_pipeline.cli.eval_cmd import evaluate, evaluate_judge
 from kb_pipeline.cli.ingest_cmd import ingest
 from kb_pipeline.cli.serve_cmd import mcp, serve, token_app
 
@@ -22,6 +22,7 @@ app.command("ask")(ask)
 app.command("eval")(evaluate)
 app.command("eval-drafts")(eval_drafts)
 app.command("eval-beir")(eval_beir)
+app.command("eval-judge")(evaluate_judge)
 
 
 @app.command("ui")

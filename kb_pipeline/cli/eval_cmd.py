@@ -1,10 +1,12 @@
-"""`kb eval GOLDEN.jsonl`: the contract metrics of a golden set, stored with per-case results."""
+"""`kb eval GOLDEN.jsonl`: the contract metrics of a golden set, stored with per-case results;
+`kb eval GOLDEN[@AS_OF]... --cv tenant`: leave-one-operator-out over several golden files."""
 
 from __future__ import annotations
 
 import json
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -12,13 +14,50 @@ from kb_pipeline.cli.common import parse_date
 
 
 def evaluate(
-    golden: Path = typer.Argument(..., help="Golden set (JSON Lines, contracts.md section 2)."),
+    golden: list[str] = typer.Argument(
+        ...,
+        help="Golden set (JSON Lines, contracts.md section 2); with --cv several, each as "
+        "PATH or PATH@YYYY-MM-DD (its own as-of date).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object with `metrics`."),
     as_of: str = typer.Option(
         None, "--as-of", help="ISO date the evaluation is judged at (default today)."
     ),
+    cv: str = typer.Option(
+        None, "--cv", help="Cross-validation: `tenant` = leave one operator out (refits the model)."
+    ),
+    refit: bool = typer.Option(
+        True,
+        "--refit/--no-refit",
+        help="With --cv: fit per fold (default) or use the stored model.",
+    ),
 ) -> None:
     """Run every golden case through retrieval and print the metrics (overall and per split)."""
+    from kb_eval.cross_validation import CV_MODES, parse_golden_spec
+
+    day = parse_date(as_of, "--as-of") or date.today()
+    try:
+        specs = [parse_golden_spec(spec, day) for spec in golden]
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from error
+    for path, _ in specs:
+        if not path.is_file():
+            typer.echo(f"error: {path} not found", err=True)
+            raise typer.Exit(2)
+    if cv is not None:
+        if cv not in CV_MODES:
+            typer.echo(f"error: --cv {cv!r}: choose one of {', '.join(CV_MODES)}", err=True)
+            raise typer.Exit(2)
+        _cross_validate(specs, as_json, refit)
+        return
+    if len(specs) != 1:
+        typer.echo("error: several golden files need --cv tenant", err=True)
+        raise typer.Exit(2)
+    _evaluate_one(specs[0][0], specs[0][1], as_json)
+
+
+def _evaluate_one(golden: Path, day: date, as_json: bool) -> None:
     from kb_eval.golden import GoldenFormatError, load_golden
     from kb_eval.golden_eval import evaluate_cases, store_run
     from kb_eval.metric_table import format_report
@@ -26,10 +65,6 @@ def evaluate(
     from kb_retrieval.db.connection import UnknownTenantError
     from kb_retrieval.service import open_knowledge_base
 
-    if not golden.is_file():
-        typer.echo(f"error: {golden} not found", err=True)
-        raise typer.Exit(2)
-    day = parse_date(as_of, "--as-of") or date.today()
     try:
         cases = load_golden(golden)
     except GoldenFormatError as error:
@@ -63,3 +98,61 @@ def evaluate(
     for split, metrics in by_split.items():
         typer.echo(format_report(metrics, title=f"split: {split}"))
     typer.echo(f"stored as {run.run_id}")
+
+
+def _cross_validate(specs: list[tuple[Path, date]], as_json: bool, refit: bool) -> None:
+    from kb_eval.cross_validation import cross_validate, format_cv_table, load_case_sets
+    from kb_eval.golden import GoldenFormatError
+    from kb_retrieval.db.connection import UnknownTenantError
+    from kb_retrieval.service import open_knowledge_base
+
+    try:
+        sets = load_case_sets(specs)
+    except (GoldenFormatError, ValueError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from error
+    kb = open_knowledge_base()
+    try:
+        report: dict[str, Any] = cross_validate(kb.retriever, sets, refit=refit)
+    except UnknownTenantError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from error
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
+        return
+    typer.echo(format_cv_table(report))
+
+
+def evaluate_judge(
+    pairs: list[Path] = typer.Argument(
+        ..., help="Labelled claim pairs (JSON Lines: pair_id, claim, evidence, label)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object per file."),
+) -> None:
+    """The claim judge on each file of labelled pairs, reported separately: per label, confusion."""
+    from kb_eval.judge.claim_judge import LABELS, judge_accuracy, load_claim_pairs
+
+    reports = {}
+    for path in pairs:
+        if not path.is_file():
+            typer.echo(f"error: {path} not found", err=True)
+            raise typer.Exit(2)
+        try:
+            reports[str(path)] = judge_accuracy(load_claim_pairs(path))
+        except (ValueError, KeyError) as error:
+            typer.echo(f"error: {path}: {error}", err=True)
+            raise typer.Exit(2) from error
+    if as_json:
+        typer.echo(json.dumps(reports, indent=2, sort_keys=True))
+        return
+    for path, report in reports.items():
+        typer.echo(f"{path}: {report['n']} pairs, accuracy {report['overall']:.3f}")
+        typer.echo(
+            f"unsupported judged supported: {report['unsupported_judged_supported']} "
+            f"({report['unsupported_judged_supported_rate']:.3f})"
+        )
+        typer.echo("| label | accuracy | " + " | ".join(f"judged {x}" for x in LABELS) + " |")
+        typer.echo("|" + " --- |" * (len(LABELS) + 2))
+        for label, row in report["confusion"].items():
+            cells = " | ".join(str(row[x]) for x in LABELS)
+            typer.echo(f"| {label} | {report['per_label'][label]:.3f} | {cells} |")

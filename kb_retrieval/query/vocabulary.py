@@ -139,13 +139,20 @@ EXCEPTION_PATTERNS: tuple[str, ...] = (
     r"\blet (?:me|us) off\b|\bcompassion\w*|\bgoodwill\b|\bas a courtesy\b|\bjust this once\b",
     r"\b(?:medical|special) (?:waiver|exemption|exception)\b|\bexempt\w*",
     r"\boutside (?:the|your) (?:policy|rules|terms)\b",
-    r"\b(?:can|could|may) (?:i|we|he|she|they)\b[^.?!\n]{0,80}\b(?:instead|rather than)\b",
     r"\bwould it be (?:ok|okay|alright|all right|fine|acceptable)\b",
-    # "please hold our places", not "what do we pay to hold the places?"
-    r"(?<!\bto )\b(?:hold|keep) (?:our|my|the) (?:two |three )?(?:places|place|spots?|seats?"
-    r"|booking)\b",
-    r"\b(?:not|don't|do not) cancel (?:our|my|the) booking\b",
-    r"\bstrike (?:out|through)\b|\bmodified version\b|\bsign a (?:disclaimer|modified)\b",
+    # Altering a legal document rather than accepting it.
+    r"\b(?:amend|alter|modify|edit|remove|delete|cross out|strike out|strike through)\b"
+    r"[^.?!\n]{0,40}\b(?:waivers?|release|clauses?|contract|disclaimer|form)\b",
+    r"\b(?:amended|altered|modified|edited) (?:version|copy|waiver|form|contract)\b",
+    # Paying after the terms' deadline.
+    r"\b(?:extend|extensions? (?:of|on|to|for)|push back|postpone|delay)\b[^.?!\n]{0,30}"
+    r"\b(?:deadline|due date|balance|final payment|payment)\b",
+    r"\b(?:more time|a few (?:more |extra )?days|an extra week|until (?:next )?\w+day)\b"
+    r"[^.?!\n]{0,30}\b(?:to pay|for (?:the )?(?:payment|balance|deposit))\b",
+    r"\bpay (?:late|later than|after the (?:deadline|due date))\b",
+    r"\b(?:was|were) due (?:last|yesterday|on|a few)\b|\boverdue\b"
+    r"|\bmissed the (?:deadline|due date|payment)\b|\bforgot to pay\b",
+    r"\b(?:not|don't|do not) cancel\b[^.?!\n]{0,40}\b(?:if|until|when) (?:i|we) pay\b",
 )
 # Exception phrasings that count only together with a policy intent ("is there any way ...").
 WEAK_EXCEPTION_PATTERNS: tuple[str, ...] = (

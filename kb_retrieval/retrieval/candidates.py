@@ -48,6 +48,8 @@ class Candidate:
     term_count: int
     term_freqs: dict[str, int]
     sims: list[float] = field(default_factory=list)
+    sentence_sims: list[float] = field(default_factory=list)
+    features: dict[str, float] = field(default_factory=dict)
     seen_in_queries: set[str] = field(default_factory=set)
     lexical_top1: bool = False
     vector: float = 0.0

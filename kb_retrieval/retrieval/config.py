@@ -8,6 +8,8 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kb_retrieval.retrieval.answerability import AnswerabilityModel, default_model
+
 CONFIG_SCHEMA = "retrieval-v1"
 ENV_PREFIX = "KB_RETRIEVAL_"
 
@@ -57,13 +59,26 @@ class RetrievalConfig(BaseModel):
     expansion_quota_lexical: int = Field(
         6, description="lexical candidates kept from each non-direct variant"
     )
-    pack_min: int = 4
+    pack_min: int = Field(
+        4, description="a pack holds at least this many chunks when that many pass relevance_floor"
+    )
     pack_max: int = 10
+    pack_fill: int = Field(
+        10,
+        description="candidates passing relevance_floor fill the pack up to this size (those "
+        "under score_floor marked `low_relevance`); never below pack_min",
+    )
     low_confidence_threshold: float = 0.72
     unknown_threshold: float = 0.65
     score_floor: float = Field(
         0.1,
-        description="002 item 2 floor, on the calibrated confidence scale (0.45 was min-max scale)",
+        description="002 item 2 floor, on the calibrated relevance scale (0.45 was min-max "
+        "scale): chunks under it are kept, marked `low_relevance` (002 item 5)",
+    )
+    relevance_floor: float = Field(
+        0.02,
+        description="000 section 5 minimal relevance floor: candidates under it never enter a "
+        "pack; a pack holds at least `pack_min` chunks whenever that many pass it",
     )
     vector_floor: float = Field(0.15, description="002 item 2: cosine floor unless keyword top-1")
     vector_floor_keyword_coverage: float = Field(
@@ -115,6 +130,22 @@ class RetrievalConfig(BaseModel):
     )
     relevance: ConfidenceModel = RELEVANCE_MODEL
     confidence: ConfidenceModel = CONFIDENCE_MODEL
+    use_answerability: bool = Field(
+        False,
+        description="confidence from the learned answerability model (answerability.json); "
+        "off: the session-3 CONFIDENCE_MODEL",
+    )
+    answerability: AnswerabilityModel = Field(default_factory=default_model)
+    answerability_orders: bool = Field(
+        True,
+        description="relevance (ordering, floors) = the answerability model's chunk probability "
+        "instead of RELEVANCE_MODEL",
+    )
+    sentence_features: bool = Field(
+        False,
+        description="best-sentence cosine features (sentence vectors embedded on first use; "
+        "measured in docs/retrieval.md section 3, off: small gain for the embedding cost)",
+    )
 
     @property
     def config_version(self) -> str:
@@ -127,6 +158,6 @@ class RetrievalConfig(BaseModel):
         overrides = {}
         for name in cls.model_fields:
             raw = os.environ.get(ENV_PREFIX + name.upper())
-            if raw is not None and name not in ("confidence", "relevance"):
+            if raw is not None and name not in ("confidence", "relevance", "answerability"):
                 overrides[name] = raw
         return cls(**overrides)

@@ -35,7 +35,9 @@ def snippet_of(text: str, section_title: str | None) -> str:
     return (cut[:space] if space > SNIPPET_CHARS // 2 else cut) + "…"
 
 
-def evidence_item(rank: int, c: Candidate, lexical_max: float) -> dict[str, Any]:
+def evidence_item(
+    rank: int, c: Candidate, lexical_max: float, low_relevance_line: float = 0.0
+) -> dict[str, Any]:
     item = {
         "rank": rank,
         "doc_title": c.version.title,
@@ -67,6 +69,8 @@ def evidence_item(rank: int, c: Candidate, lexical_max: float) -> dict[str, Any]
     }
     if c.version.superseded:
         item["superseded"] = True
+    if c.relevance < low_relevance_line:
+        item["low_relevance"] = True
     return item
 
 
@@ -80,6 +84,7 @@ def build_pack(
     config_version: str,
     as_of: str,
     audit_mode: bool,
+    low_relevance_line: float = 0.0,
 ) -> dict[str, Any]:
     lexical_max = max((c.bm25 for c in candidates), default=0.0)
     return {
@@ -92,7 +97,10 @@ def build_pack(
         "exception_request": plan.exception_request,
         "intents": list(plan.intents),
         "query_variants": [{"kind": v.kind, "text": v.text} for v in plan.variants],
-        "evidence": [evidence_item(i, c, lexical_max) for i, c in enumerate(evidence, start=1)],
+        "evidence": [
+            evidence_item(i, c, lexical_max, low_relevance_line)
+            for i, c in enumerate(evidence, start=1)
+        ],
         "conflicts": [c.to_json() for c in verdict.conflicts],
         "candidate_count": len(candidates),
         "as_of": as_of,

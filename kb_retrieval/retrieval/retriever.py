@@ -26,14 +26,15 @@ from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pack import build_pack
 from kb_retrieval.retrieval.rerank import Reranker, maybe_rerank
 from kb_retrieval.retrieval.scoring import (
-    confidence,
+    candidate_features,
     is_stale,
     lexical_features,
     passage_coverage,
-    rank_score,
+    score_pool,
     vector_feature,
 )
 from kb_retrieval.retrieval.selection import select_pack
+from kb_retrieval.retrieval.sentence_vectors import SentenceVectorCache, best_sentence_sims
 from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot
 from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
 from kb_retrieval.retrieval.verdict import decide
@@ -103,6 +104,7 @@ class Retriever:
         self.reranker = reranker
         self.audit = audit
         self.cache: TTLCache[RetrievalResult] = TTLCache(self.config.cache_ttl_seconds)
+        self.sentences = SentenceVectorCache(embedder)
 
     def retrieve(
         self,
@@ -247,14 +249,14 @@ class Retriever:
             cand.passage = passage_coverage(
                 cand.text, variant_terms[0], out.idf, self.config.passage_window
             )
-            cand.confidence = confidence(
-                cand.vector, cand.coverage, cand.bm25, self.config.confidence, cand.passage
+            if self.config.sentence_features:
+                sentences = self.sentences.vectors(cand.text)
+                cand.sentence_sims = best_sentence_sims(sentences, vectors)
+            cand.features = candidate_features(
+                cand, plan, variant_terms, out.idf, out.avgdl, self.config
             )
-            cand.relevance = confidence(
-                cand.vector, cand.coverage, cand.bm25, self.config.relevance, cand.passage
-            )
-            cand.rank_score = rank_score(cand, as_of, self.config)
             pool.append(cand)
+        score_pool(pool, variant_terms[0], out.idf, as_of, self.config)
         pool, used_rerank = maybe_rerank(self.reranker, plan, pool, self.config)
         pool.sort(key=lambda c: (-c.rank_score, c.key))
         timings["ranking"] = _ms(t0)
@@ -295,7 +297,9 @@ class Retriever:
         )
         for pk, cand in found.items():
             cand.sims = sims.get(pk, [])
-        idf, avgdl = snapshot.term_idf(mask, request.variant_terms[0]) if found else ({}, 1.0)
+        idf, avgdl = (
+            snapshot.term_idf(mask, _all_terms(request.variant_terms)) if found else ({}, 1.0)
+        )
         return SearchOutput(order, seen, top1, found, idf, avgdl)
 
     def _search_database(self, request: SearchRequest) -> SearchOutput:
@@ -318,7 +322,9 @@ class Retriever:
                 return SearchOutput(order, seen, top1)
             found = legs.fetch_candidates(conn, scope, order, request.vectors)
             idf, avgdl = (
-                legs.term_idf(conn, scope, request.variant_terms[0]) if found else ({}, 1.0)
+                legs.term_idf(conn, scope, _all_terms(request.variant_terms))
+                if found
+                else ({}, 1.0)
             )
         return SearchOutput(order, seen, top1, found, idf, avgdl)
 
@@ -345,6 +351,7 @@ class Retriever:
             config_version=self.config.config_version,
             as_of=as_of.isoformat(),
             audit_mode=audit_mode,
+            low_relevance_line=self.config.score_floor,
         )
         timings["total"] = _ms(started)
         return RetrievalResult(pack, candidates, plan, timings, floors=floors)
@@ -377,6 +384,11 @@ class Retriever:
         }
         with self.db.tenant(tenant_id) as conn:
             conn.execute(INSERT_AUDIT, row)
+
+
+def _all_terms(variant_terms: Sequence[Sequence[str]]) -> list[str]:
+    """Every variant's terms (idf for the per-variant features)."""
+    return sorted({term for terms in variant_terms for term in terms})
 
 
 def analyze_dates(text: str) -> list[str]:

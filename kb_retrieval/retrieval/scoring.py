@@ -7,6 +7,13 @@ from collections.abc import Sequence
 from datetime import date
 from functools import lru_cache
 
+from kb_retrieval.query.answer_type import asked_kinds
+from kb_retrieval.query.plan import QueryPlan
+from kb_retrieval.retrieval.answerability import (
+    add_gap_features,
+    add_query_term_features,
+    answer_features,
+)
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
 from kb_retrieval.text.analyzer import analyze
@@ -104,6 +111,46 @@ def confidence(
     return sigmoid(z)
 
 
+def candidate_features(
+    candidate: Candidate,
+    plan: QueryPlan,
+    variant_terms: Sequence[Sequence[str]],
+    idf: dict[str, float],
+    avgdl: float,
+    config: RetrievalConfig,
+) -> dict[str, float]:
+    """The answerability features of one candidate, from every query variant."""
+    coverages, bm25s, passages = [], [], []
+    for terms in variant_terms:
+        coverage, bm25 = lexical_features(candidate, terms, idf, avgdl, config)
+        coverages.append(coverage)
+        bm25s.append(bm25)
+        passages.append(passage_coverage(candidate.text, terms, idf, config.passage_window))
+    return answer_features(
+        sims=candidate.sims,
+        sentence_sims=candidate.sentence_sims,
+        coverages=coverages,
+        bm25s=bm25s,
+        passages=passages,
+        asked=asked_kinds(plan.normalized_text),
+        text=candidate.text,
+        category=candidate.version.category,
+        seen=len(candidate.seen_in_queries),
+        variants=len(plan.variants),
+        lexical_top1=candidate.lexical_top1,
+    )
+
+
+def answerability(candidate: Candidate, config: RetrievalConfig) -> float:
+    """The calibrated probability that the chunk answers (the learned model), or the session-3
+    confidence model when `use_answerability` is off."""
+    if config.use_answerability:
+        return config.answerability.confidence(candidate.features)
+    return confidence(
+        candidate.vector, candidate.coverage, candidate.bm25, config.confidence, candidate.passage
+    )
+
+
 def is_stale(last_reviewed_at: date | None, as_of: date, config: RetrievalConfig) -> bool:
     """Never reviewed, or last reviewed more than `stale_after_days` before `as_of`."""
     return last_reviewed_at is None or (as_of - last_reviewed_at).days > config.stale_after_days
@@ -127,3 +174,26 @@ def rank_score(candidate: Candidate, as_of: date, config: RetrievalConfig) -> fl
     if candidate.trip_match:
         score += config.trip_match_boost
     return score
+
+
+def score_pool(
+    pool: Sequence[Candidate],
+    direct_terms: Sequence[str],
+    idf: dict[str, float],
+    as_of: date,
+    config: RetrievalConfig,
+) -> None:
+    """Pool features, confidence (answerability), relevance and rank score of every candidate."""
+    add_gap_features([c.features for c in pool])
+    add_query_term_features(
+        [c.features for c in pool], [c.term_freqs for c in pool], direct_terms, idf
+    )
+    for cand in pool:
+        cand.confidence = answerability(cand, config)
+        if config.answerability_orders:
+            cand.relevance = config.answerability.probability(cand.features)
+        else:
+            cand.relevance = confidence(
+                cand.vector, cand.coverage, cand.bm25, config.relevance, cand.passage
+            )
+        cand.rank_score = rank_score(cand, as_of, config)

@@ -18,9 +18,24 @@ def term_jaccard(terms_a: frozenset[str], terms_b: frozenset[str]) -> float:
 
 
 def passes_floors(candidate: Candidate, config: RetrievalConfig) -> bool:
-    """002 item 2: combined (relevance) floor, and a vector floor unless the keyword match is very strong."""
+    """002 item 2: the relevance floor (`score_floor`), and a vector floor unless the keyword
+    match is very strong."""
     if candidate.relevance < config.score_floor:
         return False
+    return passes_vector_floor(candidate, config)
+
+
+def passes_minimal_floor(candidate: Candidate, config: RetrievalConfig) -> bool:
+    """000 section 5: eligible for a pack at all (`relevance_floor`, and the vector floor)."""
+    return candidate.relevance >= config.relevance_floor and passes_vector_floor(candidate, config)
+
+
+def is_low_relevance(candidate: Candidate, config: RetrievalConfig) -> bool:
+    """Under the low-relevance line (002 item 5): kept in the pack, marked."""
+    return candidate.relevance < config.score_floor
+
+
+def passes_vector_floor(candidate: Candidate, config: RetrievalConfig) -> bool:
     return candidate.vector >= config.vector_floor or (
         candidate.lexical_top1 and candidate.coverage >= config.vector_floor_keyword_coverage
     )
@@ -44,7 +59,8 @@ def select_pack(
 ) -> tuple[list[Candidate], dict[str, int]]:
     """Choose at most `pack_max` chunks; for policy-like questions tiers are never inverted.
 
-    Greedy MMR inside the best remaining tier: value = lambda * rank_score - (1 - lambda) *
+    Chunks passing the floors first; then the best candidates passing the minimal floor
+    (`relevance_floor`) fill the pack to `pack_fill` (marked low relevance in the pack). Greedy MMR inside the best remaining tier: value = lambda * rank_score - (1 - lambda) *
     max overlap with chosen chunks, minus the near-duplicate penalty; at most
     `max_per_document` chunks per document unless the alternative is much weaker.
     """
@@ -93,11 +109,30 @@ def select_pack(
         if len(chosen) >= config.pack_max:
             break
         chosen.append(cand)
+    filled = _fill_to_minimum(candidates, chosen, config)
     if tiered:
         chosen.sort(key=lambda c: (tier_of(c, True), -c.rank_score, c.key))
     stats = {
         "passing_floors": len(passing),
         "keyword_override": len(override[:1]),
         "deferred": len(deferred),
+        "low_relevance_fill": filled,
     }
     return chosen, stats
+
+
+def _fill_to_minimum(
+    candidates: Sequence[Candidate], chosen: list[Candidate], config: RetrievalConfig
+) -> int:
+    """Append the best remaining candidates passing the minimal floor until the pack holds
+    `pack_fill` chunks (at least `pack_min`, at most `pack_max`)."""
+    target = min(config.pack_max, max(config.pack_min, config.pack_fill))
+    if len(chosen) >= target:
+        return 0
+    taken = {id(c) for c in chosen}
+    extra = sorted(
+        (c for c in candidates if id(c) not in taken and passes_minimal_floor(c, config)),
+        key=lambda c: (-c.rank_score, c.key),
+    )[: target - len(chosen)]
+    chosen.extend(extra)
+    return len(extra)

@@ -1,0 +1,161 @@
+"""Training rows and the logistic fit of the answerability model (kb_retrieval/retrieval/answerability.py).
+
+Every candidate of every labelled case is one row; its label is 1 when the chunk contains one of
+the case's relevant quotes (contracts.md section 2 matching), else 0 (every candidate of a case
+without relevant items is 0). Signal weights are kept non-negative, so a stronger match never
+lowers the probability; category and answer-type-miss weights are free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+
+from kb_eval.golden import GoldenCase
+from kb_eval.golden_eval import _email_payload
+from kb_eval.metrics import is_covered
+from kb_retrieval.retrieval.answerability import FEATURE_NAMES, AnswerabilityModel
+from kb_retrieval.retrieval.retriever import Retriever
+
+# Features whose weight may be negative (the rest are match strengths, kept >= 0).
+FREE_FEATURES = frozenset(
+    {"type_miss", "high_precedence", "safety_medical", "itinerary", "faq", "low_tier"}
+    | {"vector_gap", "sentence_gap", "passage_gap", "bm25_gap"}
+    | {"pool_absent_share", "key_terms_missing"}
+)
+L2 = 1.0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One candidate of one case: its features and whether it contains a relevant quote."""
+
+    tenant_id: str
+    case_id: str
+    rank: int
+    features: dict[str, float]
+    label: bool
+    answering_version: bool = False
+    case_answerable: bool = False
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    doc_version_id: str
+    text: str
+
+
+def collect_rows(retriever: Retriever, cases: Iterable[tuple[GoldenCase, date]]) -> list[Row]:
+    """Retrieve every case (at its own as-of date) and label every candidate by the quotes."""
+    rows = []
+    for case, as_of in cases:
+        trip = case.trip_context.model_dump(exclude_none=True) if case.trip_context else None
+        result = retriever.retrieve(
+            case.tenant_id,
+            _email_payload(case),
+            as_of=as_of,
+            trip_context=trip,
+            sensitivity=list(case.sensitivity) or None,
+        )
+        for rank, cand in enumerate(result.candidates):
+            chunk = _Chunk(cand.version.doc_version_id, cand.text)
+            label = any(is_covered(item, chunk) for item in case.relevant)
+            version = any(item.doc_version_id == chunk.doc_version_id for item in case.relevant)
+            features = dict(cand.features)
+            rows.append(
+                Row(
+                    case.tenant_id,
+                    case.case_id,
+                    rank,
+                    features,
+                    label,
+                    version,
+                    bool(case.relevant),
+                )
+            )
+    return rows
+
+
+def design(rows: Sequence[Row], names: Sequence[str] = FEATURE_NAMES) -> np.ndarray:
+    """Bias column then one column per feature name."""
+    x = np.ones((len(rows), len(names) + 1))
+    for i, row in enumerate(rows):
+        x[i, 1:] = [row.features.get(name, 0.0) for name in names]
+    return x
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 100) -> np.ndarray:
+    """Newton-Raphson (IRLS) with a ridge penalty on every weight but the bias; deterministic."""
+    w = np.zeros(x.shape[1])
+    penalty = l2 * np.eye(x.shape[1])
+    penalty[0, 0] = 0.0
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-np.clip(x @ w, -60, 60)))
+        grad = x.T @ (p - y) + penalty @ w
+        hess = x.T @ (x * (p * (1 - p))[:, None]) + penalty + 1e-9 * np.eye(x.shape[1])
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return w
+
+
+def fit_answerability(
+    rows: Sequence[Row],
+    fitted_on: str,
+    names: Sequence[str] = FEATURE_NAMES,
+    calibration_label: str = "answerable",
+) -> AnswerabilityModel:
+    """Logistic fit over `names`; a match-strength feature with a negative slope is dropped."""
+    if not rows:
+        raise ValueError("no training rows: the golden cases retrieved no candidates")
+    x = design(rows, names)
+    y = np.array([float(r.label) for r in rows])
+    active = list(range(x.shape[1]))
+    while True:
+        w = np.zeros(x.shape[1])
+        w[active] = fit_logistic(x[:, active], y)
+        negative = [i for i in active[1:] if w[i] < 0 and names[i - 1] not in FREE_FEATURES]
+        if not negative:
+            break
+        active.remove(min(negative, key=lambda i: w[i]))
+    weights = {name: round(float(w[i + 1]), 4) for i, name in enumerate(names) if w[i + 1] != 0}
+    chunk_model = AnswerabilityModel(bias=round(float(w[0]), 4), weights=weights)
+    a, b = fit_calibration(rows, chunk_model, calibration_label)
+    return chunk_model.model_copy(
+        update={"calibration_bias": a, "calibration_slope": b, "fitted_on": fitted_on}
+    )
+
+
+CALIBRATION_LABELS = ("answerable", "answering_version", "answering_in_top3")
+
+
+def fit_calibration(
+    rows: Sequence[Row], model: AnswerabilityModel, label: str = "answerable"
+) -> tuple[float, float]:
+    """Platt scaling of the best candidate's score per case against `label`: "answerable" =
+    the case has an answer in the knowledge base (relevant items), the quantity UNKNOWN (< 0.65)
+    is about; "answering_version" = the best candidate is a chunk of an answering version;
+    "answering_in_top3" = one of the three best candidates is."""
+    if label not in CALIBRATION_LABELS:
+        raise ValueError(f"calibration label {label!r}: choose one of {CALIBRATION_LABELS}")
+    by_case: dict[str, list[tuple[float, Row]]] = {}
+    for row in rows:
+        by_case.setdefault(row.case_id, []).append((model.score(row.features), row))
+    x, y = [], []
+    for scored in by_case.values():
+        scored.sort(key=lambda pair: (-pair[0], pair[1].rank))
+        best, top = scored[0], scored[:3]
+        if label == "answerable":
+            target = best[1].case_answerable
+        elif label == "answering_version":
+            target = best[1].answering_version
+        else:
+            target = any(row.answering_version for _, row in top)
+        x.append([1.0, best[0]])
+        y.append(float(target))
+    a, b = fit_logistic(np.array(x), np.array(y), l2=1e-3)
+    return round(float(a), 4), round(float(max(b, 1e-3)), 4)

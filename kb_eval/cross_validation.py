@@ -1,0 +1,184 @@
+"""Leave-one-operator-out evaluation: every fitted number is fitted without the operator it is measured on.
+
+For each operator (tenant) of the golden sets: the answerability model is fitted on the candidates
+of every other operator's cases, then that operator's cases run through the same `retrieve` call
+`kb ask` uses with the fold's model. Each golden file keeps its own as-of date. Figures per
+operator and pooled over all held-out cases, with the expected calibration error per operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from kb_eval.answerability_fit import Row, collect_rows, fit_answerability
+from kb_eval.calibration import (
+    case_confidence_pairs,
+    chunk_confidence_pairs,
+    expected_calibration_error,
+)
+from kb_eval.golden import GoldenCase, load_golden
+from kb_eval.golden_eval import evaluate_cases
+from kb_eval.metrics import aggregate
+from kb_retrieval.retrieval.retriever import Retriever
+
+CV_MODES = ("tenant",)
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    """One golden file and the date its cases are judged at."""
+
+    path: Path
+    as_of: date
+    cases: tuple[GoldenCase, ...]
+
+
+def parse_golden_spec(spec: str, default_as_of: date) -> tuple[Path, date]:
+    """`PATH` or `PATH@YYYY-MM-DD` (the file's own as-of date; default `default_as_of`)."""
+    path, sep, day = spec.rpartition("@")
+    if not sep:
+        return Path(spec), default_as_of
+    try:
+        return Path(path), date.fromisoformat(day)
+    except ValueError as error:
+        raise ValueError(f"{spec}: the part after @ must be an ISO date") from error
+
+
+def load_case_sets(specs: Sequence[tuple[Path, date]]) -> list[CaseSet]:
+    """Load every golden file; a case id or an operator may appear in one file only."""
+    sets, seen_cases, owner = [], set(), {}
+    for path, as_of in specs:
+        cases = tuple(load_golden(path))
+        for case in cases:
+            if case.case_id in seen_cases:
+                raise ValueError(f"{path}: case_id {case.case_id!r} appears in two golden files")
+            seen_cases.add(case.case_id)
+            if owner.setdefault(case.tenant_id, path) != path:
+                raise ValueError(
+                    f"{path}: tenant {case.tenant_id!r} also appears in {owner[case.tenant_id]}"
+                )
+        sets.append(CaseSet(path, as_of, cases))
+    return sets
+
+
+def _dated(sets: Sequence[CaseSet]) -> list[tuple[GoldenCase, date]]:
+    return [(case, s.as_of) for s in sets for case in s.cases]
+
+
+def _answerable_unknown(details: Sequence[dict[str, Any]]) -> dict[str, float | int]:
+    answerable = [d for d in details if d["expected_outcome"] == "OK_TO_DRAFT"]
+    unknown = sum(1 for d in answerable if d["outcome"] == "UNKNOWN")
+    return {
+        "answerable": len(answerable),
+        "answerable_unknown": unknown,
+        "answerable_unknown_rate": unknown / len(answerable) if answerable else 0.0,
+    }
+
+
+def _figures(cases: Sequence[GoldenCase], run_details: list[dict[str, Any]], results: Any) -> dict:
+    metrics = dict(aggregate(run_details))
+    metrics.update(_answerable_unknown(run_details))
+    metrics["cases"] = len(run_details)
+    metrics["unsafe_passes"] = sum(1 for d in run_details if d["unsafe_pass"])
+    metrics["ece_chunks"] = expected_calibration_error(chunk_confidence_pairs(cases, results))
+    metrics["ece_cases"] = expected_calibration_error(case_confidence_pairs(cases, results))
+    return metrics
+
+
+def cross_validate(
+    retriever: Retriever,
+    sets: Sequence[CaseSet],
+    *,
+    refit: bool = True,
+    calibration_label: str = "answerable",
+) -> dict[str, Any]:
+    """Leave one operator out over every tenant of `sets` (refit=False: the stored model, unfitted)."""
+    base = retriever.config.model_copy(update={"cache_ttl_seconds": 0.0})
+    dated = _dated(sets)
+    tenants = sorted({case.tenant_id for case, _ in dated})
+    rows: list[Row] = []
+    if refit:
+        rows = collect_rows(_clone(retriever, base), dated)
+    per_operator: dict[str, dict[str, Any]] = {}
+    models: dict[str, dict[str, Any]] = {}
+    all_details: list[dict[str, Any]] = []
+    all_cases: list[GoldenCase] = []
+    all_results: dict[str, Any] = {}
+    for tenant in tenants:
+        config = base
+        if refit:
+            train = [r for r in rows if r.tenant_id != tenant]
+            model = fit_answerability(
+                train,
+                fitted_on=f"leave-one-out: all but {tenant}",
+                calibration_label=calibration_label,
+            )
+            models[tenant] = model.model_dump()
+            config = base.model_copy(update={"answerability": model})
+        fold = _clone(retriever, config)
+        details, cases, results = [], [], {}
+        for case_set in sets:
+            held = [c for c in case_set.cases if c.tenant_id == tenant]
+            if not held:
+                continue
+            run = evaluate_cases(fold, held, case_set.as_of)
+            details.extend(run.details)
+            cases.extend(held)
+            results.update(run.results)
+        per_operator[tenant] = _figures(cases, details, results)
+        all_details.extend(details)
+        all_cases.extend(cases)
+        all_results.update(results)
+    pooled = _figures(all_cases, all_details, all_results)
+    return {
+        "cv": "tenant",
+        "refit": refit,
+        "calibration_label": calibration_label,
+        "golden": [
+            {"path": str(s.path), "as_of": s.as_of.isoformat(), "cases": len(s.cases)} for s in sets
+        ],
+        "config_version": base.config_version,
+        "training_rows": len(rows),
+        "pooled": pooled,
+        "per_operator": per_operator,
+        "models": models,
+        "details": all_details,
+    }
+
+
+def _clone(retriever: Retriever, config: Any) -> Retriever:
+    return Retriever(
+        retriever.db,
+        retriever.embedder,
+        retriever.versions,
+        config,
+        retriever.reranker,
+        audit=False,
+    )
+
+
+TABLE_COLUMNS = (
+    ("cases", "cases", "{:d}"),
+    ("outcome_accuracy", "outcome acc.", "{:.3f}"),
+    ("recall_at_10", "recall@10", "{:.3f}"),
+    ("unsafe_passes", "unsafe", "{:d}"),
+    ("must_not_cite_violations", "must-not-cite", "{:d}"),
+    ("answerable_unknown_rate", "answerable->UNKNOWN", "{:.3f}"),
+    ("ece_chunks", "ECE (pack chunks)", "{:.3f}"),
+    ("ece_cases", "ECE (top, outcome)", "{:.3f}"),
+)
+
+
+def format_cv_table(report: dict[str, Any]) -> str:
+    """The per-operator and pooled figures as a Markdown table."""
+    header = "| operator | " + " | ".join(title for _, title, _ in TABLE_COLUMNS) + " |"
+    lines = [header, "|" + " --- |" * (len(TABLE_COLUMNS) + 1)]
+    rows = [*report["per_operator"].items(), ("pooled", report["pooled"])]
+    for name, figures in rows:
+        cells = [fmt.format(figures[key]) for key, _, fmt in TABLE_COLUMNS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

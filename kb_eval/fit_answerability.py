@@ -1,0 +1,46 @@
+"""Fit the answerability model on every operator of the golden sets and write it to the repository.
+
+    python -m kb_eval.fit_answerability data/golden/golden.jsonl@2026-11-15 \
+        ../shared/data/devset/golden.jsonl@2026-11-22 [--out kb_retrieval/retrieval/answerability.json]
+
+Each golden file is retrieved at its own as-of date (PATH@YYYY-MM-DD). The model measured by
+`kb eval ... --cv tenant` is this fit, repeated with one operator left out each time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import date
+from pathlib import Path
+
+from kb_eval.answerability_fit import collect_rows, fit_answerability
+from kb_eval.cross_validation import load_case_sets, parse_golden_spec
+from kb_retrieval.retrieval.answerability import MODEL_PATH
+from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.service import open_knowledge_base
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("golden", nargs="+", help="PATH or PATH@YYYY-MM-DD")
+    parser.add_argument("--as-of", default=None, help="default as-of date for PATH without @")
+    parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    args = parser.parse_args(argv)
+    default_day = date.fromisoformat(args.as_of) if args.as_of else date.today()
+    sets = load_case_sets([parse_golden_spec(spec, default_day) for spec in args.golden])
+    config = RetrievalConfig.from_env().model_copy(update={"cache_ttl_seconds": 0.0})
+    kb = open_knowledge_base(config=config)
+    kb.retriever.audit = False
+    rows = collect_rows(kb.retriever, [(c, s.as_of) for s in sets for c in s.cases])
+    tenants = sorted({r.tenant_id for r in rows})
+    files = ", ".join(f"{s.path.parent.name}/{s.path.name}@{s.as_of}" for s in sets)
+    model = fit_answerability(
+        rows, fitted_on=f"{len(rows)} candidates of {len(tenants)} operators ({files})"
+    )
+    args.out.write_text(json.dumps(model.model_dump(), indent=2, sort_keys=True) + "\n")
+    print(json.dumps(model.model_dump(), indent=2, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
