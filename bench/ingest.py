@@ -129,7 +129,7 @@ def ingest_replica(pipeline: Any, folders: list[Path], per_version: bool) -> dic
             out["embedded_windows"] += int(embed.metrics.get("embedded_windows", 0))
             if publish.state == "indexed":
                 out["indexed"] += 1
-                out["chunks"] += pipeline.build(tenant, version)["chunk_count"]
+                out["chunks"] += pipeline.build_state(tenant, version).chunk_count
     return out
 
 

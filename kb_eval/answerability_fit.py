@@ -1,7 +1,7 @@
 """Training rows and the logistic fit of the answerability model (kb_retrieval/retrieval/answerability.py).
 
 Every candidate of every labelled case is one row; its label is 1 when the chunk contains one of
-the case's relevant quotes (contracts.md section 2 matching), else 0 (every candidate of a case
+the case's relevant quotes (spec 10 matching), else 0 (every candidate of a case
 without relevant items is 0). Signal weights are kept non-negative, so a stronger match never
 lowers the probability; category and answer-type-miss weights are free.
 """

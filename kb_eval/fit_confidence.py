@@ -5,11 +5,11 @@
 Two models come out (both in kb_retrieval/retrieval/config.py):
 - RELEVANCE, fitted on every candidate with soft labels (1 when the chunk contains a relevant
   quote, 0.3 for another chunk of an answering document version, 0 otherwise): orders candidates
-  and carries the 002 floors.
+  and carries the floors of docs/spec.md 6.4.
 - CONFIDENCE, fitted on the `--top-k` best-ranked candidates per case (default 0: every one),
   label `--label` (default "doc": 1 for a chunk of an answering document version): the
   probability that a top-ranked chunk is evidence from a version that answers the email; the
-  0.72 / 0.65 thresholds of 001 are compared with it. docs/retrieval.md section 3 lists the
+  0.72 / 0.65 thresholds of docs/spec.md 9.2 are compared with it. docs/retrieval.md section 3 lists the
   variants measured and the rule that chose this one.
 Every candidate of a case without relevant items is 0. Signal weights are kept non-negative (a
 feature with a negative fitted slope is dropped), so a stronger match never lowers a score. The printed

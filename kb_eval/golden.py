@@ -1,4 +1,4 @@
-"""Golden-set cases (contracts.md section 2): pydantic models, JSON Schema and a JSONL loader."""
+"""Golden-set cases (spec 10): pydantic models, JSON Schema and a JSONL loader."""
 
 from __future__ import annotations
 

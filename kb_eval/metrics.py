@@ -1,4 +1,4 @@
-"""Golden-set metrics of contracts.md section 2 (pure: no database, no Dagster)."""
+"""Golden-set metrics of spec 10 (pure: no database, no Dagster)."""
 
 from __future__ import annotations
 
@@ -267,7 +267,7 @@ def metric_support(details: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 def compute_metrics(
     cases: Sequence[GoldenCase], results: Sequence[CaseResult] | Mapping[str, CaseResult]
 ) -> dict[str, float | int]:
-    """The retrieval metrics of contracts.md section 2 (draft metrics are computed elsewhere)."""
+    """The retrieval metrics of spec 10 (draft metrics are computed elsewhere)."""
     return aggregate(case_details(cases, results))
 
 

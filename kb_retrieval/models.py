@@ -82,7 +82,7 @@ class Outcome(StrEnum):
 
 
 class ReasonCode(StrEnum):
-    """The v1 set of ten retrieval reason codes (contracts.md section 4)."""
+    """The v1 set of ten retrieval reason codes (spec 9)."""
 
     NO_EVIDENCE = "NO_EVIDENCE"
     LOW_CONFIDENCE = "LOW_CONFIDENCE"
@@ -134,7 +134,7 @@ class ParsedDocument:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A deterministic unit of a document version's normalised text (003 section 3)."""
+    """A deterministic unit of a document version's normalised text (spec 3.3-3.4)."""
 
     chunk_id: str
     chunk_index: int
@@ -155,7 +155,7 @@ class Chunk:
 
 @dataclass(frozen=True)
 class PipelineVersions:
-    """The idempotency tuple of 001 item 4, minus tenant and version."""
+    """The idempotency tuple of spec 2.3, minus tenant and version."""
 
     parser_version: str
     chunker_version: str

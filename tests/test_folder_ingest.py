@@ -32,10 +32,10 @@ def test_a_tenants_versions_go_through_one_run(tmp_path, database_url):
     pipeline = kb.pipeline()
     assert len(first) >= 5
     for row in first:
-        build = pipeline.build("one-run-co", row["doc_version_id"])
-        assert row["state"] == build["state"]
+        build = pipeline.build_state("one-run-co", row["doc_version_id"])
+        assert row["state"] == build.state
         if row["state"] == "indexed":
-            assert row["chunks"] == build["chunk_count"] > 0
+            assert row["chunks"] == build.chunk_count > 0
     assert sum(row["embedded"] for row in first) > 0
     assert all(row["embedded"] <= row["chunks"] for row in first)
     [run] = instance.get_runs()

@@ -304,8 +304,8 @@ def test_bad_files_end_in_a_state_with_a_reason_and_do_not_stop_others(tmp_path,
         and results["broken_v1"]["reason"] == "PARSE_CORRUPT_FILE"
     )
     assert results["good_v1"]["state"] == "indexed"
-    build = real_pipeline.build("bad-files", "locked_v1")
-    assert "locked.pdf" in build["message"]
+    build = real_pipeline.build_state("bad-files", "locked_v1")
+    assert "locked.pdf" in build.message
 
 
 class CrashingEmbedder:
@@ -356,7 +356,7 @@ def test_a_run_killed_halfway_leaves_nothing_visible_and_the_next_run_completes(
     crashing.chunk("killed-co", "ops_v1")
     with pytest.raises(KeyboardInterrupt):
         crashing.embed("killed-co", "ops_v1")
-    assert crashing.build("killed-co", "ops_v1")["state"] == "embedding"
+    assert crashing.build_state("killed-co", "ops_v1").state == "embedding"
     pack = retriever.retrieve(
         "killed-co", "When do kayaks launch from dock 3?", as_of=date(2026, 11, 15)
     ).pack

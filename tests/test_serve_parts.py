@@ -108,6 +108,7 @@ def test_a_reload_never_blocks_readers_of_the_older_snapshot(monkeypatch):
         def __init__(self, generation: int) -> None:
             self.generation = generation
             self.nbytes = 10
+            self.file_nbytes = 0
 
     def slow_load(conn, key, generation, max_vectors, previous):
         if generation == 2:

@@ -204,7 +204,7 @@ def test_publishing_a_version_moves_the_generation_and_reloads(
         )
         scratch = load_snapshot(conn, key, generation, 10**9)
     assert SNAPSHOTS.loads == loads + 1, "the cached snapshot was returned"
-    indexed = {v for v in rest if real_pipeline.build("snapshot-gen", v)["state"] == "indexed"}
+    indexed = {v for v in rest if real_pipeline.build_state("snapshot-gen", v).state == "indexed"}
     assert set(reloaded.fetched_versions) == indexed, "only the new versions were read"
     assert_same_snapshot(reloaded, scratch)
 

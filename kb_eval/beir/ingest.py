@@ -118,16 +118,16 @@ def ingest(
     )
     progress.stage("ingest", len(registration.registered))
     for version in registration.registered:
-        build = pipeline.build(tenant, version)
-        if build["state"] == LifecycleState.INDEXED:
+        build = pipeline.build_state(tenant, version)
+        if build.state == LifecycleState.INDEXED:
             summary.already_indexed += 1
         else:
             reports = pipeline.run_all(tenant, version)
             summary.embedded_windows += sum(r.metrics.get("embedded_windows", 0) for r in reports)
-            build = pipeline.build(tenant, version)
-        if build["state"] == LifecycleState.INDEXED:
+            build = pipeline.build_state(tenant, version)
+        if build.state == LifecycleState.INDEXED:
             summary.indexed += 1
         else:
-            summary.problems.append(f"{version}: {build['state']} {build['reason_code']}")
+            summary.problems.append(f"{version}: {build.state} {build.reason_code}")
         progress.advance()
     return summary

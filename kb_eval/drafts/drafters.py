@@ -1,4 +1,4 @@
-"""Reply drafting from an evidence pack (contracts.md section 3), extractive by default.
+"""Reply drafting from an evidence pack (spec 7), extractive by default.
 
 The extractive drafter writes nothing of its own except fixed templates (salutation, thanks,
 clarifying questions, closing): every other sentence is copied from the evidence pack, chosen by
@@ -50,7 +50,7 @@ _HEADING_PREFIX = re.compile(r"^[^:.!?]{1,60}:\s+(?=[A-Z0-9\"'(])")
 
 @dataclass(frozen=True)
 class Citation:
-    """Internal citation object of 003 section 4.1."""
+    """Internal citation object of spec 3.5."""
 
     doc_title: str
     doc_version_id: str

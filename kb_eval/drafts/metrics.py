@@ -1,8 +1,8 @@
-"""Draft metrics of 001 item 8 over drafts written by any system (`kb eval-drafts FILE.jsonl`).
+"""Draft metrics of spec 10.2 over drafts written by any system (`kb eval-drafts FILE.jsonl`).
 
 A drafts file has one JSON object a line: {"case_id": str, "text": str, "citations": [...]},
 where a citation is a chunk_id string or an object with a "chunk_id" (and optionally the other
-fields of a 003 citation). Which claim a citation belongs to:
+fields of a citation, spec 3.5). Which claim a citation belongs to:
 
 - inline markers in the text, "[1]" or "[1, 3]" (1-based positions in `citations`) or
   "[chunk_id]", cite the sentence they are in (markers are removed before claims are split);

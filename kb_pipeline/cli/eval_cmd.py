@@ -16,7 +16,7 @@ from kb_pipeline.cli.common import parse_date
 def evaluate(
     golden: list[str] = typer.Argument(
         ...,
-        help="Golden set (JSON Lines, contracts.md section 2); with --cv several, each as "
+        help="Golden set (JSON Lines, docs/spec.md 10); with --cv several, each as "
         "PATH or PATH@YYYY-MM-DD (its own as-of date).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object with `metrics`."),

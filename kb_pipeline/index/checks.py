@@ -44,14 +44,14 @@ def partition_builds(
     """State, reason code and indexed chunk count of every partition's build."""
     rows = []
     for key in partition_keys:
-        build = pipeline.build(*split_partition_key(key))
-        indexed = build["state"] == "indexed"
+        build = pipeline.build_state(*split_partition_key(key))
+        indexed = build.state == "indexed"
         rows.append(
             {
                 "partition": key,
-                "state": build["state"],
-                "reason_code": build["reason_code"] or "",
-                "chunks": int(build["chunk_count"] or 0) if indexed else 0,
+                "state": build.state,
+                "reason_code": build.reason_code or "",
+                "chunks": int(build.chunk_count or 0) if indexed else 0,
             }
         )
     return rows

@@ -88,12 +88,12 @@ def ingest_folder(
             embedded.update(value.value if value is not None else {})
         for key in block:
             tenant_id, doc_version_id = split_partition_key(key)
-            build = pipeline.build(tenant_id, doc_version_id)
+            build = pipeline.build_state(tenant_id, doc_version_id)
             by_key[key] = {
                 "doc_version_id": doc_version_id,
-                "state": build["state"],
-                "reason_code": build["reason_code"],
-                "chunks": build["chunk_count"] if build["state"] == "indexed" else 0,
+                "state": build.state,
+                "reason_code": build.reason_code,
+                "chunks": build.chunk_count if build.state == "indexed" else 0,
                 "embedded": int(embedded.get(doc_version_id, 0)),
             }
         done += len(block)

@@ -61,7 +61,7 @@ def tenant_folder_sensor(
             key = partition_key(registration.tenant_id, version)
             if key not in existing:
                 new_keys.append(key)
-            if pipeline.build(registration.tenant_id, version)["state"] != "indexed":
+            if pipeline.build_state(registration.tenant_id, version).state != "indexed":
                 requests.append(RunRequest(run_key=f"{key}@{fingerprint[:12]}", partition_key=key))
         seen[str(folder)] = fingerprint
     return SensorResult(

@@ -1,4 +1,4 @@
-"""Deterministic chunker: 500-900 token chunks with 10-15% overlap (003 sections 2 and 3).
+"""Deterministic chunker: 500-900 token chunks with 10-15% overlap (spec 3.1-3.4).
 
 How a document becomes chunks (all decisions depend only on the spans, the token counts and the
 config, so the same input and ``ChunkerConfig.version`` give the same chunks and ids):

@@ -1,4 +1,4 @@
-"""Source locators of chunks: ``docv:{id}#chunk:{000}|p:{start}-{end}|sec:{slug}`` (003 section 3)."""
+"""Source locators of chunks: ``docv:{id}#chunk:{000}|p:{start}-{end}|sec:{slug}`` (spec 3.3-3.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tenant knowledge folder: `kb.yaml` plus the files it names (contracts.md section 1)."""
+"""The tenant knowledge folder: `kb.yaml` plus the files it names (spec 1)."""
 
 from __future__ import annotations
 

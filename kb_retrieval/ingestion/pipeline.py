@@ -48,6 +48,19 @@ FAILED_PARSE_HASH = "failed_parse_hash"
 Parser = Callable[[Path], ParsedDocument]
 
 
+@dataclass(frozen=True)
+class BuildState:
+    """One build's row of `doc_builds` (the columns of `sql.SELECT_BUILD`, in that order)."""
+
+    state: str
+    reason_code: str | None
+    message: str | None
+    chunk_count: int | None
+    window_count: int | None
+    embedded_count: int | None
+    stats: dict[str, Any]
+
+
 @dataclass
 class StepReport:
     """What one step did to one document version."""
@@ -180,21 +193,13 @@ class IngestionPipeline:
         return None
 
     # -- helpers --------------------------------------------------------------------------
-    def build(self, tenant_id: str, doc_version_id: str) -> dict[str, Any]:
+    def build_state(self, tenant_id: str, doc_version_id: str) -> BuildState:
+        """The stored state of this version's build under the pipeline's versions."""
         with self.db.tenant(tenant_id) as conn:
             row = conn.execute(sql.SELECT_BUILD, self._key(doc_version_id)).fetchone()
         if row is None:
             raise LookupError(f"{tenant_id}/{doc_version_id} is not registered for {self.versions}")
-        keys = (
-            "state",
-            "reason_code",
-            "message",
-            "chunk_count",
-            "window_count",
-            "embedded_count",
-            "stats",
-        )
-        return dict(zip(keys, row, strict=True))
+        return BuildState(*row)
 
     def _set_state(
         self,
@@ -217,35 +222,35 @@ class IngestionPipeline:
     def _report(
         self, tenant_id: str, doc_version_id: str, skipped: bool, **metrics: Any
     ) -> StepReport:
-        build = self.build(tenant_id, doc_version_id)
+        build = self.build_state(tenant_id, doc_version_id)
         return StepReport(
-            doc_version_id, build["state"], build["reason_code"], build["message"], skipped, metrics
+            doc_version_id, build.state, build.reason_code, build.message, skipped, metrics
         )
 
     # -- parse ----------------------------------------------------------------------------
     @one_at_a_time
     def parse(self, tenant_id: str, doc_version_id: str) -> StepReport:
-        build = self.build(tenant_id, doc_version_id)
-        if build["state"] == LifecycleState.INDEXED:
+        build = self.build_state(tenant_id, doc_version_id)
+        if build.state == LifecycleState.INDEXED:
             return self._report(tenant_id, doc_version_id, True)
         with self.db.tenant(tenant_id) as conn:
             version = conn.execute(
                 sql.SELECT_VERSION, {"doc_version_id": doc_version_id}
             ).fetchone()
             stored = conn.execute(sql.SELECT_PARSE, self._key(doc_version_id)).fetchone()
-            failed = build["state"] in (LifecycleState.FAILED, LifecycleState.NEEDS_ATTENTION)
-            if failed and build["stats"].get(FAILED_PARSE_HASH) == version[11]:
+            failed = build.state in (LifecycleState.FAILED, LifecycleState.NEEDS_ATTENTION)
+            if failed and build.stats.get(FAILED_PARSE_HASH) == version[11]:
                 return self._report(tenant_id, doc_version_id, True)  # same bytes failed before
             if (
                 stored is not None
                 and stored[0] == version[11]
-                and build["state"]
+                and build.state
                 not in (
                     LifecycleState.FAILED,
                     LifecycleState.NEEDS_ATTENTION,
                 )
             ):
-                if build["state"] in (
+                if build.state in (
                     LifecycleState.QUEUED,
                     LifecycleState.RECEIVED,
                     LifecycleState.PARSING,
@@ -299,14 +304,14 @@ class IngestionPipeline:
     # -- chunk ----------------------------------------------------------------------------
     @one_at_a_time
     def chunk(self, tenant_id: str, doc_version_id: str) -> StepReport:
-        build = self.build(tenant_id, doc_version_id)
+        build = self.build_state(tenant_id, doc_version_id)
         ready = (
             LifecycleState.PARSED,
             LifecycleState.CHUNKING,
             LifecycleState.CHUNKED,
             LifecycleState.EMBEDDING,
         )
-        if build["state"] not in ready:
+        if build.state not in ready:
             return self._report(tenant_id, doc_version_id, True)
         key = self._key(doc_version_id)
         with self.db.tenant(tenant_id) as conn:
@@ -315,7 +320,7 @@ class IngestionPipeline:
                 # Chunks are written in one transaction and are a pure function of the immutable
                 # version, parser and chunker: another build (e.g. a new embedding model) reuses
                 # them instead of replacing rows that the serving build's vectors point at.
-                if build["state"] in (LifecycleState.PARSED, LifecycleState.CHUNKING):
+                if build.state in (LifecycleState.PARSED, LifecycleState.CHUNKING):
                     conn.execute(
                         sql.SET_BUILD_CHUNKED,
                         {
@@ -400,7 +405,7 @@ class IngestionPipeline:
         owner: dict[str, str] = {}
         pending: set[str] = set()
         for doc_version_id in doc_version_ids:
-            if self.build(tenant_id, doc_version_id)["state"] not in (
+            if self.build_state(tenant_id, doc_version_id).state not in (
                 LifecycleState.CHUNKED,
                 LifecycleState.EMBEDDING,
             ):
@@ -436,8 +441,8 @@ class IngestionPipeline:
     ) -> StepReport:
         """Window vectors of the version's chunks (from the cache, else embedded now);
         `embedded_before`: hashes `embed_many` just embedded for it, reported as embedded here."""
-        build = self.build(tenant_id, doc_version_id)
-        if build["state"] not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
+        build = self.build_state(tenant_id, doc_version_id)
+        if build.state not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
             return self._report(
                 tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
             )
@@ -445,7 +450,7 @@ class IngestionPipeline:
         with self.db.tenant(tenant_id) as conn:
             chunks = conn.execute(sql.SELECT_CHUNKS_FOR_EMBEDDING, key).fetchall()
             done = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
-            if build["state"] == LifecycleState.EMBEDDING and done == len(chunks):
+            if build.state == LifecycleState.EMBEDDING and done == len(chunks):
                 return self._report(
                     tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
                 )
@@ -519,14 +524,14 @@ class IngestionPipeline:
     # -- publish --------------------------------------------------------------------------
     @one_at_a_time
     def publish(self, tenant_id: str, doc_version_id: str) -> StepReport:
-        build = self.build(tenant_id, doc_version_id)
-        if build["state"] != LifecycleState.EMBEDDING:
+        build = self.build_state(tenant_id, doc_version_id)
+        if build.state != LifecycleState.EMBEDDING:
             return self._report(tenant_id, doc_version_id, True)
         key = self._key(doc_version_id)
         with self.db.tenant(tenant_id) as conn:
             chunks = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
             embedded = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
-            if chunks == 0 or chunks != build["chunk_count"] or embedded != chunks:
+            if chunks == 0 or chunks != build.chunk_count or embedded != chunks:
                 self._set_state(
                     conn,
                     doc_version_id,

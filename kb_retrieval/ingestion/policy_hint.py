@@ -1,8 +1,8 @@
-"""Deterministic keyword rules that hint how policy-like a chunk is (003 section 5).
+"""Deterministic keyword rules that hint how policy-like a chunk is (spec 3.6).
 
 Rules, applied per sentence (a sentence or line of the text):
 
-- High: some sentence names a rule topic of 003 section 5 (refund, cancellation, deposit,
+- High: some sentence names a rule topic of spec 3.6 (refund, cancellation, deposit,
   payment, age/fitness/medical requirements, safety rules, waiver/liability, inclusions/
   exclusions, guarantees, exceptions; the ``_STRONG`` patterns) together with an obligation
   or commitment word (``_OBLIGATION``: must, required, non-refundable, will be, ...) or a

@@ -1,4 +1,4 @@
-"""A small in-process TTL cache (002: keyed by tenant, normalised query and config)."""
+"""A small in-process TTL cache (keyed by tenant, normalised query and config)."""
 
 from __future__ import annotations
 

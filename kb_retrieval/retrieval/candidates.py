@@ -1,4 +1,4 @@
-"""Hybrid candidates: per-variant vector and BM25 legs, quota-then-merge (004), capped union."""
+"""Hybrid candidates: per-variant vector and BM25 legs, quota-then-merge (spec 5.2), capped union."""
 
 from __future__ import annotations
 
@@ -188,7 +188,7 @@ def merge_quota(
     """Quota then merge: the direct variant keeps all its hits, others their quota; capped union.
 
     Returns the candidate chunk ids in merge order, where each was seen, and the lexical top-1
-    of the direct query (for the keyword top-1 override of 002).
+    of the direct query (for the keyword top-1 override of spec 6.4).
     """
     seen: dict[int, set[str]] = {}
     best: dict[int, float] = {}

@@ -1,4 +1,4 @@
-"""The evidence pack (contracts.md section 3): building it, serialising it, validating it."""
+"""The evidence pack (spec 7): building it, serialising it, validating it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Opportunistic rerank (002 item 3) behind an adapter: a local cross-encoder, or off."""
+"""Opportunistic rerank (spec 6.5) behind an adapter: a local cross-encoder, or off."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def reranker_from_config(config: RetrievalConfig) -> Reranker | None:
 def maybe_rerank(
     reranker: Reranker | None, plan: QueryPlan, pool: list[Candidate], config: RetrievalConfig
 ) -> tuple[list[Candidate], bool]:
-    """Rerank the top window only when the best relevance is borderline (002 item 3); order only."""
+    """Rerank the top window only when the best relevance is borderline (spec 6.5); order only."""
     if reranker is None or not pool or not plan.variants:
         return pool, False
     top = max(c.relevance for c in pool)

@@ -129,7 +129,7 @@ def create_app(
         "/v1/tenants/{tenant}/ask",
         responses={
             200: {
-                "description": "The evidence pack (contracts.md section 3).",
+                "description": "The evidence pack (spec 7).",
                 "content": {"application/json": {"schema": _openapi_pack_schema()}},
             },
             **ERRORS,

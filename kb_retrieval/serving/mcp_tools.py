@@ -62,7 +62,7 @@ def build_mcp(core: ServingCore, stdio_token: str | None = None) -> MCPServer:
 
     @server.tool(
         name="ask",
-        description="Evidence pack (contracts.md section 3) for one guest email or thread.",
+        description="Evidence pack (spec 7) for one guest email or thread.",
     )
     async def ask(
         tenant: str,

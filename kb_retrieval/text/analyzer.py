@@ -13,7 +13,7 @@ from functools import lru_cache
 import Stemmer
 
 # NLTK English stopwords (apostrophe-free forms; contractions are expanded before splitting),
-# minus the negations "no" and "not", plus the e-mail courtesy words of 000 section 2.
+# minus the negations "no" and "not", plus the e-mail courtesy words of spec 4.
 STOPWORDS: tuple[str, ...] = (
     "a", "about", "above", "after", "again", "against", "ain", "all", "am", "an", "and", "any",
     "are", "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between",
