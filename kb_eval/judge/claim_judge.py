@@ -85,13 +85,26 @@ def _aligned(quantity: Quantity, other: Quantity) -> bool:
     return other.kind == quantity.kind and bool((quantity.context & other.context) - WEAK_TERMS)
 
 
-def _check_quantities(clause: Unit, related: list[Unit]) -> Verdict | None:
-    """Every claim quantity must be in the evidence with the same value (topic-aligned)."""
+def _best_aligned(quantity: Quantity, candidates: list[Quantity]) -> list[Quantity]:
+    """The candidates sharing the most topic words with the quantity (none when none shares)."""
+    overlaps = [len((quantity.context & q.context) - WEAK_TERMS) for q in candidates]
+    top = max(overlaps, default=0)
+    return [q for q, n in zip(candidates, overlaps, strict=True) if top and n == top]
+
+
+def _check_quantities(clause: Unit, related: list[Unit], coverage: float) -> Verdict | None:
+    """Every claim quantity must be in the evidence with the same value (topic-aligned).
+
+    A value that differs from the best-aligned one but is stated for something else in the
+    evidence is a reused number: contradicted only when the clause's words are stated."""
     for quantity in clause.quantities:
         candidates = [q for unit in related for q in unit.quantities if q.kind == quantity.kind]
-        aligned = [q for q in candidates if _aligned(quantity, q)]
+        aligned = _best_aligned(quantity, candidates)
         if any(quantity.matches(other) for other in aligned or candidates):
             continue
+        reused = any(abs(quantity.value - other.value) < 1e-9 for other in candidates)
+        if aligned and reused and coverage < MIN_COVERAGE_SUPPORTED:
+            return Verdict("unrelated", f"{quantity.kind} {quantity.value:g} stated for another thing")
         if aligned:
             return Verdict("contradicted", f"{quantity.kind} {quantity.value:g} differs")
         return Verdict("unrelated", f"{quantity.kind} {quantity.value:g} not stated")
@@ -134,7 +147,7 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
         shared & (clause.scoped | best.scoped) or clause.scoped - everywhere
     ):
         return Verdict("contradicted", f"negation mismatch on {sorted(shared)}")
-    verdict = _check_quantities(clause, related)
+    verdict = _check_quantities(clause, related, coverage)
     if verdict is not None:
         return verdict
     anchors = (terms & best.terms) - WEAK_TERMS
