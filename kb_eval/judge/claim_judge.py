@@ -66,7 +66,7 @@ class Verdict:
 
 _ANTONYM_STEMS = tuple((stem_word(left), stem_word(right)) for left, right in ANTONYMS)
 _CLAIM_CLAUSE = re.compile(
-    r";\s*|,\s*(?:but|while|whereas|so|and)\s+|\s+but\s+"
+    r";\s*|,\s*(?:but|while|whereas|so|and|though|although)\s+|\s+but\s+"
     r"|\s+and\s+(?=(?:it|they|you|we|this|that|there|can|may|must|will|is|are|has|have|takes?|"
     r"costs?|includes?|needs?|requires?)\b|(?:\w+\s+){1,2}(?:is|are|can|may|must|will)\b)"
 )
@@ -78,6 +78,17 @@ def _antonym(terms: frozenset[str], others: frozenset[str]) -> tuple[str, str] |
             if mine in terms and theirs in others and mine not in others and theirs not in terms:
                 return mine, theirs
     return None
+
+
+def _opposes(clause: Unit, unit: Unit, units: list[Unit], pair: tuple[str, str]) -> bool:
+    """An antonym pair opposes when both sides have the same polarity and the unit's sentence
+    shares at least two other content terms with the clause."""
+    if clause.negations % 2 != unit.negations % 2:
+        return False
+    sentence = frozenset().union(
+        *(u.all_terms for u in units if (u.source, u.sentence) == (unit.source, unit.sentence))
+    )
+    return len((clause.terms & sentence) - set(pair) - WEAK_TERMS) >= 2
 
 
 def _aligned(quantity: Quantity, other: Quantity) -> bool:
@@ -104,7 +115,9 @@ def _check_quantities(clause: Unit, related: list[Unit], coverage: float) -> Ver
             continue
         reused = any(abs(quantity.value - other.value) < 1e-9 for other in candidates)
         if aligned and reused and coverage < MIN_COVERAGE_SUPPORTED:
-            return Verdict("unrelated", f"{quantity.kind} {quantity.value:g} stated for another thing")
+            return Verdict(
+                "unrelated", f"{quantity.kind} {quantity.value:g} stated for another thing"
+            )
         if aligned:
             return Verdict("contradicted", f"{quantity.kind} {quantity.value:g} differs")
         return Verdict("unrelated", f"{quantity.kind} {quantity.value:g} not stated")
@@ -135,7 +148,7 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
     related = [best] + [u for u in units if u is not best and terms & u.terms]
     for unit in related:
         pair = _antonym(terms, unit.terms)
-        if pair:
+        if pair and _opposes(clause, unit, units, pair):
             return Verdict("contradicted", f"antonyms {pair[0]}/{pair[1]}")
     coverage = _coverage(terms, [best])
     numbers_aligned = any(_aligned(q, e) for q in clause.quantities for e in best.quantities)

@@ -100,7 +100,8 @@ _FRACTIONS: tuple[tuple[str, str], ...] = (
     (r"\b(?:a|one)?\s*half of\b", "50% of"),
     (r"\b(?:a|one) (?:quarter|fourth) of\b", "25% of"),
     (r"\b(?:a|one) third of\b", "33.3% of"),
-    (r"\b(?:a|one) single\b", "1"),
+    (r"\b(?:a|one) single (?=(?:minute|hour|day|week|month|year|night)s?\b)", "1 "),
+    (r"\bbetween (\d+(?:\.\d+)?) and (\d+(?:\.\d+)?)\b", r"\1 to \2"),
     (r"\b(?:a|one) dozen\b", "12"),
 )
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
@@ -161,7 +162,7 @@ def normalise_text(text: str) -> str:
 
 
 def _tens_and_units(match: re.Match[str]) -> str:
-    """"20 5" (from "twenty-five") as 25; other digit pairs unchanged."""
+    """Digits "20 5" (from "twenty-five") as 25; other digit pairs unchanged."""
     tens, units = int(match.group(1)), int(match.group(2))
     if tens % 10 == 0 and 20 <= tens <= 90:
         return str(tens + units)
