@@ -27,6 +27,7 @@ A claim is supported when all its clauses are, contradicted when any clause is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -50,6 +51,7 @@ __all__ = [
     "judge_claim",
     "load_claim_pairs",
     "normalise_text",
+    "operator_split",
     "terms_of",
 ]
 
@@ -156,8 +158,11 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
         everywhere = frozenset().union(*(unit.all_terms for unit in units))
         return Verdict("unrelated", f"low overlap: {sorted(terms - everywhere)} not in evidence")
     everywhere = frozenset().union(*(unit.all_terms for unit in units))
-    if clause.negations % 2 != best.negations % 2 and (
-        shared & (clause.scoped | best.scoped) or clause.scoped - everywhere
+    negated_antonym = _antonym(clause.scoped, best.terms) or _antonym(best.scoped, terms)
+    if (
+        clause.negations % 2 != best.negations % 2
+        and not negated_antonym
+        and (shared & (clause.scoped | best.scoped) or clause.scoped - everywhere)
     ):
         return Verdict("contradicted", f"negation mismatch on {sorted(shared)}")
     verdict = _check_quantities(clause, related, coverage)
@@ -213,6 +218,26 @@ def load_claim_pairs(path: str | Path) -> list[dict[str, object]]:
     return pairs
 
 
+def operator_split(pairs: Sequence[dict[str, object]]) -> dict[str, str]:
+    """Development or held-out half per pair: a pair's own "split" field when it has one; else
+    its operators (tenant_id) sorted by SHA-256 of the name, the first half "dev" and the rest
+    "holdout" (deterministic, not chosen by looking at the pairs)."""
+    tenants = sorted(
+        {str(p["tenant_id"]) for p in pairs if "tenant_id" in p},
+        key=lambda name: hashlib.sha256(name.encode("utf-8")).hexdigest(),
+    )
+    dev = set(tenants[: len(tenants) // 2])
+    split: dict[str, str] = {}
+    for pair in pairs:
+        if "split" in pair:
+            split[str(pair["pair_id"])] = str(pair["split"])
+        elif "tenant_id" in pair:
+            split[str(pair["pair_id"])] = "dev" if str(pair["tenant_id"]) in dev else "holdout"
+        else:
+            split[str(pair["pair_id"])] = "all"
+    return split
+
+
 def expected_label(label: str) -> str:
     """The judge label a pair label calls for (number_changed is a kind of contradicted)."""
     return "contradicted" if label == "number_changed" else label
@@ -225,13 +250,15 @@ def judge_accuracy(pairs: Iterable[dict[str, object]]) -> dict[str, object]:
     splits: dict[str, list[int]] = {}
     errors: list[dict[str, str]] = []
     confusion: dict[str, dict[str, int]] = {}
+    pairs = list(pairs)
+    split_of = operator_split(pairs)
     for pair in pairs:
         label = str(pair["label"])
         verdict = judge_claim(str(pair["claim"]), [str(e) for e in pair["evidence"]])  # type: ignore[attr-defined]
         ok = verdict.label == expected_label(label)
         row = confusion.setdefault(label, dict.fromkeys(LABELS, 0))
         row[verdict.label] += 1
-        for key, table in ((label, totals), (str(pair.get("split", "all")), splits)):
+        for key, table in ((label, totals), (split_of[str(pair["pair_id"])], splits)):
             table.setdefault(key, [0, 0])
             table[key][0] += int(ok)
             table[key][1] += 1

@@ -251,7 +251,7 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             " free ",
         ),
         (r"\bno(?:t)? later than\b", " by "),
-        (r"\bnever (?:more|greater) than\b", " maximum "),
+        (r"\bnever (?:\w+ )?(?:more|greater) than\b", " maximum "),
         (r"\b(?:on|by) (?:their|your|his|her|my|our) own\b|\bunaccompanied\b", " alone "),
         (r"\bon the (?:same )?day\b|\bon arrival\b|\bat the (?:gate|door)\b", " onsite "),
         (r"\bahead of time\b|\bbeforehand\b", " in advance "),

@@ -158,6 +158,8 @@ def evidence_units(evidence_texts: Sequence[str]) -> list[Unit]:
                 continue
             if answer:
                 normalised = normalised[answer.end() :]
+                if not normalised.strip():
+                    continue
             context = heading | question
             question = frozenset()
             position = len(units)
