@@ -14,6 +14,7 @@ from kb_eval.judge.claim_judge import (
     judge_claim,
     load_claim_pairs,
     normalise_text,
+    operator_split,
 )
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "judge" / "claim_pairs.jsonl"
@@ -225,3 +226,117 @@ def test_kb_eval_judge_reports_each_file_with_its_confusion(tmp_path: Path) -> N
     table = CliRunner().invoke(app, ["eval-judge", str(pairs)])
     assert "| number_changed | 1.000 | 0 | 1 | 0 |" in table.stdout
     assert CliRunner().invoke(app, ["eval-judge", str(tmp_path / "none.jsonl")]).exit_code == 2
+
+
+# Fresh examples (not taken from any labelled pair file) for the issue 12 judge rules.
+BIKE_FAQ = (
+    "Is the e-bike hire included? Yes. Every rider gets an e-bike and a helmet. "
+    "Do I need to pay the ferry fare on the day? No. The ferry fare is included in the tour "
+    "price and paid by us in advance."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "label"),
+    [
+        # contractions and spelled-out compound numbers
+        ("You'll get the bike for nine hundred euros.", "The bike costs EUR 900.", "supported"),
+        (
+            "Cover of a quarter of a million dollars is needed.",
+            "USD 250,000 cover is needed.",
+            "supported",
+        ),
+        ("Each kayak holds a couple of paddlers.", "Each kayak holds 2 paddlers.", "supported"),
+        ("The room upgrade costs 2 400 kroner.", "The room upgrade costs NOK 2,400.", "supported"),
+        # fractions and money ranges
+        (
+            "Late changes cost half of the tour price.",
+            "Late changes cost 50% of the tour price.",
+            "supported",
+        ),
+        ("Riders tip 5 to 10 dollars a day.", "Riders tip USD 5-10 per day.", "supported"),
+        ("Riders tip 10 to 15 dollars a day.", "Riders tip USD 5-10 per day.", "contradicted"),
+        ("Refunds take between 10 and 14 days.", "Refunds take 10-14 days.", "supported"),
+    ],
+)
+def test_paraphrased_numbers(claim: str, evidence: str, label: str) -> None:
+    assert judge_claim(claim, [evidence]).label == label
+
+
+@pytest.mark.parametrize(
+    ("claim", "label"),
+    [
+        # an FAQ question answered "No." states the negation; "Yes." states the question
+        ("You won't have to pay the ferry fare on the day.", "supported"),
+        ("The ferry fare is paid at the terminal on the day.", "contradicted"),
+        ("The ferry fare costs extra on top of the tour price.", "contradicted"),
+        ("The ferry fare is included in the tour price.", "supported"),
+    ],
+)
+def test_faq_answers_and_included_versus_extra(claim: str, label: str) -> None:
+    assert judge_claim(claim, [BIKE_FAQ]).label == label
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "label"),
+    [
+        # antonyms of policy words need the same polarity and a shared topic
+        (
+            "Cabins on the riverboat have shared showers.",
+            "Every riverboat cabin has a private shower and a desk.",
+            "contradicted",
+        ),
+        (
+            "Guests get a private tasting with the captain.",
+            "Solo guests may ask to share a cabin with another guest.",
+            "unrelated",
+        ),
+        (
+            "Each day lost to storms is paid back as a cash refund.",
+            "Each day lost to storms earns a credit towards a future cruise.",
+            "contradicted",
+        ),
+        (
+            "Riders aged 14 to 17 can join the canyon ride on their own.",
+            "Riders aged 14 to 17 join the canyon ride with a parent or guardian.",
+            "contradicted",
+        ),
+    ],
+)
+def test_contradiction_without_numbers(claim: str, evidence: str, label: str) -> None:
+    assert judge_claim(claim, [evidence]).label == label
+
+
+def test_reused_number_for_another_thing_is_unrelated() -> None:
+    evidence = "Kayak groups have at most 6 boats. Bike groups are limited to 10 riders."
+    assert judge_claim("Our cooking class seats up to 10 people.", [evidence]).label == "unrelated"
+    assert judge_claim("Bike groups are limited to 12 riders.", [evidence]).label == "contradicted"
+    assert judge_claim("Bike groups never have more than 10 riders.", [evidence]).label == (
+        "supported"
+    )
+
+
+def test_operator_split_is_deterministic_and_by_operator() -> None:
+    pairs = [
+        {"pair_id": f"{tenant}-{n}", "tenant_id": tenant}
+        for tenant in ("alpha-tours", "beta-trips", "gamma-rides", "delta-sails")
+        for n in range(3)
+    ]
+    split = operator_split(pairs)
+    assert split == operator_split(list(reversed(pairs)))
+    halves = {pair["tenant_id"]: split[str(pair["pair_id"])] for pair in pairs}
+    assert sorted(halves.values()) == ["dev", "dev", "holdout", "holdout"]
+    assert len({split[f"{tenant}-{n}"] for tenant in halves for n in range(3)}) == 2
+    for tenant in halves:
+        assert len({split[f"{tenant}-{n}"] for n in range(3)}) == 1
+    assert operator_split([{"pair_id": "x", "split": "holdout", "tenant_id": "t"}]) == {
+        "x": "holdout"
+    }
+
+
+def test_negated_antonym_is_not_a_contradiction() -> None:
+    evidence = ["Every riverboat cabin has a private shower and a desk."]
+    assert judge_claim("Riverboat cabins do not have shared showers.", evidence).label != (
+        "contradicted"
+    )
+    assert judge_claim("Riverboat cabins have shared showers.", evidence).label == "contradicted"

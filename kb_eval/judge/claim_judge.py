@@ -27,6 +27,7 @@ A claim is supported when all its clauses are, contradicted when any clause is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -50,6 +51,7 @@ __all__ = [
     "judge_claim",
     "load_claim_pairs",
     "normalise_text",
+    "operator_split",
     "terms_of",
 ]
 
@@ -66,7 +68,7 @@ class Verdict:
 
 _ANTONYM_STEMS = tuple((stem_word(left), stem_word(right)) for left, right in ANTONYMS)
 _CLAIM_CLAUSE = re.compile(
-    r";\s*|,\s*(?:but|while|whereas|so|and)\s+|\s+but\s+"
+    r";\s*|,\s*(?:but|while|whereas|so|and|though|although)\s+|\s+but\s+"
     r"|\s+and\s+(?=(?:it|they|you|we|this|that|there|can|may|must|will|is|are|has|have|takes?|"
     r"costs?|includes?|needs?|requires?)\b|(?:\w+\s+){1,2}(?:is|are|can|may|must|will)\b)"
 )
@@ -80,18 +82,44 @@ def _antonym(terms: frozenset[str], others: frozenset[str]) -> tuple[str, str] |
     return None
 
 
+def _opposes(clause: Unit, unit: Unit, units: list[Unit], pair: tuple[str, str]) -> bool:
+    """An antonym pair opposes when both sides have the same polarity and the unit's sentence
+    shares at least two other content terms with the clause."""
+    if clause.negations % 2 != unit.negations % 2:
+        return False
+    sentence = frozenset().union(
+        *(u.all_terms for u in units if (u.source, u.sentence) == (unit.source, unit.sentence))
+    )
+    return len((clause.terms & sentence) - set(pair) - WEAK_TERMS) >= 2
+
+
 def _aligned(quantity: Quantity, other: Quantity) -> bool:
     """Same kind and about the same thing (a shared topic word near both numbers)."""
     return other.kind == quantity.kind and bool((quantity.context & other.context) - WEAK_TERMS)
 
 
-def _check_quantities(clause: Unit, related: list[Unit]) -> Verdict | None:
-    """Every claim quantity must be in the evidence with the same value (topic-aligned)."""
+def _best_aligned(quantity: Quantity, candidates: list[Quantity]) -> list[Quantity]:
+    """The candidates sharing the most topic words with the quantity (none when none shares)."""
+    overlaps = [len((quantity.context & q.context) - WEAK_TERMS) for q in candidates]
+    top = max(overlaps, default=0)
+    return [q for q, n in zip(candidates, overlaps, strict=True) if top and n == top]
+
+
+def _check_quantities(clause: Unit, related: list[Unit], coverage: float) -> Verdict | None:
+    """Every claim quantity must be in the evidence with the same value (topic-aligned).
+
+    A value that differs from the best-aligned one but is stated for something else in the
+    evidence is a reused number: contradicted only when the clause's words are stated."""
     for quantity in clause.quantities:
         candidates = [q for unit in related for q in unit.quantities if q.kind == quantity.kind]
-        aligned = [q for q in candidates if _aligned(quantity, q)]
+        aligned = _best_aligned(quantity, candidates)
         if any(quantity.matches(other) for other in aligned or candidates):
             continue
+        reused = any(abs(quantity.value - other.value) < 1e-9 for other in candidates)
+        if aligned and reused and coverage < MIN_COVERAGE_SUPPORTED:
+            return Verdict(
+                "unrelated", f"{quantity.kind} {quantity.value:g} stated for another thing"
+            )
         if aligned:
             return Verdict("contradicted", f"{quantity.kind} {quantity.value:g} differs")
         return Verdict("unrelated", f"{quantity.kind} {quantity.value:g} not stated")
@@ -122,7 +150,7 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
     related = [best] + [u for u in units if u is not best and terms & u.terms]
     for unit in related:
         pair = _antonym(terms, unit.terms)
-        if pair:
+        if pair and _opposes(clause, unit, units, pair):
             return Verdict("contradicted", f"antonyms {pair[0]}/{pair[1]}")
     coverage = _coverage(terms, [best])
     numbers_aligned = any(_aligned(q, e) for q in clause.quantities for e in best.quantities)
@@ -130,11 +158,14 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
         everywhere = frozenset().union(*(unit.all_terms for unit in units))
         return Verdict("unrelated", f"low overlap: {sorted(terms - everywhere)} not in evidence")
     everywhere = frozenset().union(*(unit.all_terms for unit in units))
-    if clause.negations % 2 != best.negations % 2 and (
-        shared & (clause.scoped | best.scoped) or clause.scoped - everywhere
+    negated_antonym = _antonym(clause.scoped, best.terms) or _antonym(best.scoped, terms)
+    if (
+        clause.negations % 2 != best.negations % 2
+        and not negated_antonym
+        and (shared & (clause.scoped | best.scoped) or clause.scoped - everywhere)
     ):
         return Verdict("contradicted", f"negation mismatch on {sorted(shared)}")
-    verdict = _check_quantities(clause, related)
+    verdict = _check_quantities(clause, related, coverage)
     if verdict is not None:
         return verdict
     anchors = (terms & best.terms) - WEAK_TERMS
@@ -187,6 +218,26 @@ def load_claim_pairs(path: str | Path) -> list[dict[str, object]]:
     return pairs
 
 
+def operator_split(pairs: Sequence[dict[str, object]]) -> dict[str, str]:
+    """Development or held-out half per pair: a pair's own "split" field when it has one; else
+    its operators (tenant_id) sorted by SHA-256 of the name, the first half "dev" and the rest
+    "holdout" (deterministic, not chosen by looking at the pairs)."""
+    tenants = sorted(
+        {str(p["tenant_id"]) for p in pairs if "tenant_id" in p},
+        key=lambda name: hashlib.sha256(name.encode("utf-8")).hexdigest(),
+    )
+    dev = set(tenants[: len(tenants) // 2])
+    split: dict[str, str] = {}
+    for pair in pairs:
+        if "split" in pair:
+            split[str(pair["pair_id"])] = str(pair["split"])
+        elif "tenant_id" in pair:
+            split[str(pair["pair_id"])] = "dev" if str(pair["tenant_id"]) in dev else "holdout"
+        else:
+            split[str(pair["pair_id"])] = "all"
+    return split
+
+
 def expected_label(label: str) -> str:
     """The judge label a pair label calls for (number_changed is a kind of contradicted)."""
     return "contradicted" if label == "number_changed" else label
@@ -199,13 +250,15 @@ def judge_accuracy(pairs: Iterable[dict[str, object]]) -> dict[str, object]:
     splits: dict[str, list[int]] = {}
     errors: list[dict[str, str]] = []
     confusion: dict[str, dict[str, int]] = {}
+    pairs = list(pairs)
+    split_of = operator_split(pairs)
     for pair in pairs:
         label = str(pair["label"])
         verdict = judge_claim(str(pair["claim"]), [str(e) for e in pair["evidence"]])  # type: ignore[attr-defined]
         ok = verdict.label == expected_label(label)
         row = confusion.setdefault(label, dict.fromkeys(LABELS, 0))
         row[verdict.label] += 1
-        for key, table in ((label, totals), (str(pair.get("split", "all")), splits)):
+        for key, table in ((label, totals), (split_of[str(pair["pair_id"])], splits)):
             table.setdefault(key, [0, 0])
             table[key][0] += int(ok)
             table[key][1] += 1

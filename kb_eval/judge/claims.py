@@ -251,6 +251,14 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             " free ",
         ),
         (r"\bno(?:t)? later than\b", " by "),
+        (r"\bnever (?:\w+ )?(?:more|greater) than\b", " maximum "),
+        (r"\b(?:on|by) (?:their|your|his|her|my|our) own\b|\bunaccompanied\b", " alone "),
+        (r"\bon the (?:same )?day\b|\bon arrival\b|\bat the (?:gate|door)\b", " onsite "),
+        (r"\bahead of time\b|\bbeforehand\b", " in advance "),
+        (r"\blet (?:us|me) know\b", " tell "),
+        (r"\bcapped at\b", " maximum "),
+        (r"\b(?:entirely |completely )?up to (?:you|the guest)\b|\bvoluntary\b", " optional "),
+        (r"\bextra (?:cost|charge|fee)\b|\badditional (?:cost|charge|fee)\b", " extra "),
         (r"\bno (?:more|greater) than\b|\bat most\b|\bup to\b", " maximum "),
         (
             r"\bno (?:less|fewer) than\b|\bat least\b|\b(?:or|and) (?:older|over|above|more)\b",
@@ -265,7 +273,10 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (r"\bexclud\w*\b", " not included "),
         (r"\boptional\b", " not required "),
-        (r"\b(?:prohibited|forbidden|banned|disallowed)\b", " not allowed "),
+        (
+            r"\b(?:prohibited|forbid|forbids|forbidden|ban|bans|banned|disallowed)\b",
+            " not allowed ",
+        ),
         (r"\bunable\b", " not able "),
         (r"\bcannot\b|\bcan't\b|\bcan not\b", " not "),
         (r"n't\b", " not "),
@@ -285,7 +296,8 @@ _SYNONYM_GROUPS: tuple[tuple[str, str], ...] = (
     ("child", "child children kid kids minor minors"),
     ("doctor", "doctor doctors physician physicians gp"),
     ("luggage", "luggage baggage bag bags suitcase suitcases duffel duffels duffle duffles"),
-    ("include", "include includes included including inclusive cover covers covered"),
+    ("include", "include includes included including inclusive cover covers covered free"),
+    ("collect", "collect collects collected collection pick pickup"),
     (
         "require",
         "must require requires required requirement requirements mandatory compulsory "
@@ -351,4 +363,11 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
     ("alone", "accompany"),
     ("alone", "parent"),
     ("alone", "guardian"),
+    ("include", "extra"),
+    ("free", "extra"),
+    ("privat", "share"),
+    ("refund", "credit"),
+    ("refund", "voucher"),
+    ("bring", "provid"),
+    ("advance", "onsite"),
 )

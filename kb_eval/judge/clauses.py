@@ -66,6 +66,7 @@ class Unit:
     quantities: tuple[Quantity, ...]
     heading: frozenset[str] = frozenset()
     source: int = 0
+    sentence: int = 0
 
     @property
     def all_terms(self) -> frozenset[str]:
@@ -133,14 +134,53 @@ def evidence_units(evidence_texts: Sequence[str]) -> list[Unit]:
     for source, text in enumerate(evidence_texts):
         sentences = split_sentences(text)
         heading = _heading_terms(sentences)
-        for sentence in sentences:
-            for clause in re.split(r";\s*|\s+but\s+", normalise_text(sentence)):
+        question = frozenset[str]()
+        for index, sentence in enumerate(sentences):
+            normalised = normalise_text(sentence)
+            answer = _ANSWER.match(normalised)
+            if normalised.rstrip().endswith("?") and index + 1 < len(sentences):
+                question = frozenset(_terms(_rewrite(f" {normalised} ")))
+                following = _ANSWER.match(normalise_text(sentences[index + 1]))
+                if following:
+                    found = clause_unit(normalised.rstrip("? "))
+                    negations = found.negations + (following.group(1) == "no")
+                    units.append(
+                        Unit(
+                            found.terms,
+                            found.scoped | (found.terms if negations % 2 else frozenset()),
+                            negations,
+                            found.quantities,
+                            heading - found.terms,
+                            source,
+                            len(units),
+                        )
+                    )
+                continue
+            if answer:
+                normalised = normalised[answer.end() :]
+                if not normalised.strip():
+                    continue
+            context = heading | question
+            question = frozenset()
+            position = len(units)
+            for clause in re.split(r";\s*|\s+but\s+", normalised):
                 parts = _EXCEPTION.split(clause, maxsplit=1)
                 found = [clause_unit(parts[0])]
                 if len(parts) == 2:
                     found.append(clause_unit(parts[1], found[0]))
                 units.extend(
-                    Unit(u.terms, u.scoped, u.negations, u.quantities, heading - u.terms, source)
+                    Unit(
+                        u.terms,
+                        u.scoped,
+                        u.negations,
+                        u.quantities,
+                        context - u.terms,
+                        source,
+                        position,
+                    )
                     for u in found
                 )
     return units
+
+
+_ANSWER = re.compile(r"^\s*(yes|no)\b[.!,]?\s*")

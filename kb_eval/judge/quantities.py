@@ -23,6 +23,10 @@ class Quantity:
         if self.kind != other.kind:
             return False
         low, high = other.low, other.high
+        if self.low is not None and self.high is not None and self.low != self.high:
+            if low is None or high is None:
+                return False
+            return low - 1e-9 <= self.low and self.high <= high + 1e-9
         if low is not None and high is not None and low - 1e-9 <= self.value <= high + 1e-9:
             return True
         tolerance = 0.02 if self.kind in _TOLERANT_KINDS else 1e-9
@@ -74,8 +78,33 @@ _CURRENCY_GROUPS = (
     ("cad", "cad"),
     ("aud", "aud"),
     ("nzd", "nzd"),
+    ("nok", "nok kroner krone kr"),
+    ("sek", "sek"),
+    ("dkk", "dkk"),
 )
 _CURRENCIES = {name: code for code, names in _CURRENCY_GROUPS for name in names.split()}
+_CONTRACTIONS: tuple[tuple[str, str], ...] = (
+    (r"\bwon't\b", "will not"),
+    (r"\bshan't\b", "shall not"),
+    (r"\b(it|there|that|here|what|who)'s\b", r"\1 is"),
+    (r"'re\b", " are"),
+    (r"'ll\b", " will"),
+    (r"'ve\b", " have"),
+    (r"'d\b", " would"),
+    (r"\bi'm\b", "i am"),
+)
+_FRACTIONS: tuple[tuple[str, str], ...] = (
+    (r"\b(?:a|one) quarter of a million\b", "250000"),
+    (r"\bhalf a million\b", "500000"),
+    (r"\b(?:a|one) (?:couple|pair) of\b", "2"),
+    (r"\b(?:a|one)?\s*half of\b", "50% of"),
+    (r"\b(?:a|one) (?:quarter|fourth) of\b", "25% of"),
+    (r"\b(?:a|one) third of\b", "33.3% of"),
+    (r"\b(?:a|one) single (?=(?:minute|hour|day|week|month|year|night)s?\b)", "1 "),
+    (r"\bbetween (\d+(?:\.\d+)?) and (\d+(?:\.\d+)?)\b", r"\1 to \2"),
+    (r"\b(?:a|one) dozen\b", "12"),
+)
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _RATE_TARGETS = (
@@ -91,8 +120,10 @@ _QUANTITY = re.compile(
     rf"|\b(?P<h24>[01]?\d|2[0-3]):(?P<m24>[0-5]\d)\b|\b(?:noon|midday)\b|\bmidnight\b)"
     rf"|(?P<date>\b(?P<mon>{'|'.join(_MONTHS)})[a-z]*\.?\s+(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"|\b(?P<dd2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon2>{'|'.join(_MONTHS)})[a-z]*\b)"
-    rf"|(?P<money>(?P<cur>us\$|\$|€|£|\b(?:usd|eur|gbp|chf|cad|aud|nzd)\b)\s?(?P<mv>{_NUM})"
-    rf"|(?P<mv2>{_NUM})\s?(?P<cur2>usd|eur|gbp|chf|dollars?|euros?|€)\b)"
+    rf"|(?P<money>(?P<cur>us\$|\$|€|£|\b(?:usd|eur|gbp|chf|cad|aud|nzd|nok|sek|dkk)\b)\s?"
+    rf"(?P<mv>{_NUM})(?:\s*(?:-|to)\s*(?P<mv3>{_NUM}))?"
+    rf"|(?P<mv2>{_NUM})(?:\s*(?:-|to)\s*(?P<mv4>{_NUM}))?\s?(?:us\s)?"
+    rf"(?P<cur2>usd|eur|gbp|chf|nok|sek|dkk|kroner|krone|dollars?|euros?|€)\b)"
     rf"|(?P<measure>(?P<n1>{_NUM})(?:\s*(?P<sep>-|to|or|and)\s*(?P<n2>{_NUM}))?\s*-?\s*"
     rf"(?P<unit>{_UNIT_ALT})(?![a-z])(?P<old>[\s-]+old)?)"
     rf"|(?P<ordinal>\b(?:day|no\.?|number|room|stage|route)\s+\d+)"
@@ -109,6 +140,9 @@ def normalise_text(text: str) -> str:
     """NFKC, lower case, plain quotes and dashes, word numbers as digits, rates marked."""
     text = unicodedata.normalize("NFKC", text).lower()
     text = text.replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", " - ")
+    for pattern, replacement in _CONTRACTIONS + _FRACTIONS:
+        text = re.sub(pattern, replacement, text)
+    text = re.sub(r"\b(\d{1,3})[ \u202f](\d{3})\b(?![.,]\d)", r"\1\2", text)
     for _ in range(3):
         text = _RATE.sub(lambda m: f"{m.group(1)} per_{m.group(3)}", text)
     text = re.sub(
@@ -118,7 +152,21 @@ def normalise_text(text: str) -> str:
         r"\b(?:a|an|one)\s+(?=(?:minute|hour|day|week|fortnight|month|year|night)s?\b)", "1 ", text
     )
     words = "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
-    return re.sub(rf"\b({words})\b(?!\s+of\b|-way)", lambda m: str(_WORD_NUMBERS[m.group(1)]), text)
+    text = re.sub(rf"\b({words})\b(?!\s+of\b|-way)", lambda m: str(_WORD_NUMBERS[m.group(1)]), text)
+    text = re.sub(r"\b(\d+)[ -](\d)\b", _tens_and_units, text)
+    return re.sub(
+        r"\b(\d+(?:\.\d+)?) (hundred|thousand|million)\b",
+        lambda m: f"{float(m.group(1)) * _SCALES[m.group(2)]:g}",
+        text,
+    )
+
+
+def _tens_and_units(match: re.Match[str]) -> str:
+    """Digits "20 5" (from "twenty-five") as 25; other digit pairs unchanged."""
+    tens, units = int(match.group(1)), int(match.group(2))
+    if tens % 10 == 0 and 20 <= tens <= 90:
+        return str(tens + units)
+    return match.group(0)
 
 
 def _measure(match: re.Match[str], text: str) -> tuple[list[Quantity], str]:
@@ -164,8 +212,12 @@ def extract_quantities(text: str) -> tuple[list[tuple[Quantity, int]], str]:
             quantities.append(Quantity("date", month * 100.0 + day))
         elif match.group("money"):
             currency = _CURRENCIES[(match.group("cur") or match.group("cur2")).strip()]
-            amount = _number(match.group("mv") or match.group("mv2"))
-            quantities.append(Quantity(f"money_{currency}", amount))
+            amounts = [_number(match.group("mv") or match.group("mv2"))]
+            second = match.group("mv3") or match.group("mv4")
+            if second:
+                amounts.append(_number(second))
+            bounds = (min(amounts), max(amounts)) if second else (None, None)
+            quantities.extend(Quantity(f"money_{currency}", a, *bounds) for a in amounts)
         elif match.group("measure"):
             quantities, replacement = _measure(match, text)
         elif match.group("ordinal"):

@@ -151,6 +151,8 @@ def evaluate_judge(
             f"unsupported judged supported: {report['unsupported_judged_supported']} "
             f"({report['unsupported_judged_supported_rate']:.3f})"
         )
+        halves = ", ".join(f"{name} {value:.3f}" for name, value in report["per_split"].items())
+        typer.echo(f"per split (by operator): {halves}")
         typer.echo("| label | accuracy | " + " | ".join(f"judged {x}" for x in LABELS) + " |")
         typer.echo("|" + " --- |" * (len(LABELS) + 2))
         for label, row in report["confusion"].items():
