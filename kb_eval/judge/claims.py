@@ -1,4 +1,4 @@
-"""Claim splitting and policy-likeness of draft sentences (003 section 5).
+"""Claim splitting and policy-likeness of draft sentences (spec 3.6).
 
 `split_sentences` cuts text into sentences without losing any character of them (each sentence is
 an exact slice of the input, bullets removed); `split_claims` does the same for a draft and drops
@@ -221,7 +221,7 @@ def split_claims(text: str) -> list[str]:
 
 
 def policy_topics(claim: str) -> list[str]:
-    """Names of the 003 section 5 topics a claim touches (empty: not policy-like)."""
+    """Names of the spec 3.6 topics a claim touches (empty: not policy-like)."""
     topics = [name for name, pattern in POLICY_PATTERNS.items() if pattern.search(claim)]
     if _MONEY.search(claim) and "refund_cancellation_payment" not in topics:
         topics.append("refund_cancellation_payment")
