@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 
@@ -68,3 +69,39 @@ def test_kb_ingest_reports_a_lost_database_in_one_line(tmp_path: Path) -> None:
     assert len(errors) == 1 and "PostgreSQL" in errors[0], stderr
     # The wait is bounded by Dagster's storage retries (5 per write, exponential from 0.2 s).
     print(f"kb ingest ended {waited:.1f} s after the server stopped: {errors[0]}")
+
+
+def command_line(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def test_a_killed_kb_ingest_leaves_no_child_process(tmp_path: Path, database_url: str) -> None:
+    """kill -9 of `kb ingest`: the parse worker, Dagster's log tails and watchers all go too."""
+    files = {
+        f"cabin{i:02d}.md": f"# Cabin {i}\n\n" + f"Cabin {i} keeps skis by door {i}. " * 80
+        for i in range(40)
+    }
+    folder = write_folder(tmp_path, "killed-cli-co", files)
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", STORAGE_URL_ENV)},
+        "KB_DATABASE_URL": database_url,
+        "KB_EMBEDDER": "fake-hash",
+        "KB_HOME": str(tmp_path / "home"),
+    }
+    process = subprocess.Popen([*KB, "ingest", str(folder)], env=env, stdout=subprocess.DEVNULL)
+    parent = psutil.Process(process.pid)
+    deadline = time.monotonic() + 300
+    children: list[psutil.Process] = []
+    while time.monotonic() < deadline and process.poll() is None:
+        children = parent.children(recursive=True)
+        if any("watch_orphans" in command_line(child) for child in children):
+            break
+        time.sleep(0.2)
+    assert process.poll() is None and children, "kb ingest ended before it could be killed"
+    process.kill()
+    process.wait()
+    _, alive = psutil.wait_procs(children, timeout=30)
+    assert not alive, [command_line(p)[:120] for p in alive]
