@@ -64,8 +64,7 @@ from bench.retrieval_recall import QUICK_SWEEP, SWEEP, explain_nodes, vector_leg
 from bench.retrieval_render import render
 from bench.retrieval_scale import (
     MEASURED,
-    OTHER_TENANTS,
-    ingest_demo,
+    open_demo_knowledge_base,
     prepare_corpus,
     scale_to,
     tenant_counts,
@@ -125,16 +124,8 @@ def measure_size(
 
 def run(args: Any, home: Any) -> dict[str, Any]:
     """Demo ingestion and query embedding once, then scale-up and measurements per size."""
-    from bench.common import open_database_and_model
-    from kb_retrieval.ingestion.pipeline import IngestionPipeline
 
-    db, embedder, setup = open_database_and_model(home)
-    pipeline = IngestionPipeline(db, embedder)
-    started = time.perf_counter()
-    setup["demo_versions"] = ingest_demo(db, pipeline)
-    setup["demo_ingest_s"] = round(time.perf_counter() - started, 2)
-    for tenant in OTHER_TENANTS:
-        db.ensure_tenant(tenant)
+    db, embedder, pipeline, setup = open_demo_knowledge_base(home)
     queries = golden_queries(args.queries)
     query_embedding = embedding_threads(embedder, plans_for(db, queries))
     setup["thread_pools"] = thread_pools()

@@ -50,6 +50,22 @@ def ingest_demo(db: Any, pipeline: Any) -> dict[str, Any]:
     return out
 
 
+def open_demo_knowledge_base(home: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+    """Database, warmed-up model and pipeline of the bench home with the demo tenants ingested and
+    the other bench tenants registered; the setup timings."""
+    from bench.common import open_database_and_model
+    from kb_retrieval.ingestion.pipeline import IngestionPipeline
+
+    db, embedder, setup = open_database_and_model(home)
+    pipeline = IngestionPipeline(db, embedder)
+    started = time.perf_counter()
+    setup["demo_versions"] = ingest_demo(db, pipeline)
+    setup["demo_ingest_s"] = round(time.perf_counter() - started, 2)
+    for tenant in OTHER_TENANTS:
+        db.ensure_tenant(tenant)
+    return db, embedder, pipeline, setup
+
+
 def tenant_counts(conn: Any, tenant: str) -> dict[str, int]:
     """Chunks, vectors and versions of one tenant, and chunks and vectors of all tenants."""
     row = conn.execute(

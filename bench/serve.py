@@ -51,9 +51,8 @@ from bench.retrieval_measure import AS_OF, golden_queries
 from bench.retrieval_scale import (
     HNSW_INDEX,
     MEASURED,
-    OTHER_TENANTS,
     grow,
-    ingest_demo,
+    open_demo_knowledge_base,
     prepare_corpus,
     rebuild_hnsw,
     tenant_counts,
@@ -218,17 +217,9 @@ def load_level(
 
 
 def run(args: Any, home: Any) -> dict[str, Any]:
-    from bench.common import open_database_and_model
-    from kb_retrieval.ingestion.pipeline import IngestionPipeline
     from kb_retrieval.serving.tokens import TokenStore
 
-    db, embedder, setup = open_database_and_model(home)
-    pipeline = IngestionPipeline(db, embedder)
-    started = time.perf_counter()
-    setup["demo_versions"] = ingest_demo(db, pipeline)
-    setup["demo_ingest_s"] = round(time.perf_counter() - started, 2)
-    for tenant in OTHER_TENANTS:
-        db.ensure_tenant(tenant)
+    db, _, pipeline, setup = open_demo_knowledge_base(home)
     conn = db.connect()
     corpus = prepare_corpus(conn, args.seed)
     targets = {filler.tenant_id: 0 for filler in corpus.fillers} | {MEASURED: args.tenant_chunks}

@@ -91,3 +91,29 @@ def copy_tenant(tmp_path: Path, tenant: str, new_tenant_id: str) -> Path:
         text.replace(f"tenant_id: {tenant}", f"tenant_id: {new_tenant_id}"), encoding="utf-8"
     )
     return target
+
+
+@pytest.fixture
+def kb_cli(database_url, demo_index, monkeypatch, tmp_path):
+    """`kb` in-process (typer's runner) on the test server with both demo tenants ingested."""
+    from typer.testing import CliRunner
+
+    from kb_pipeline.cli import app
+
+    monkeypatch.setenv("KB_DATABASE_URL", database_url)
+    monkeypatch.setenv("KB_HOME", str(tmp_path / "home"))
+    runner = CliRunner()
+    return lambda *args, **kwargs: runner.invoke(app, list(args), **kwargs)
+
+
+def cli_subprocess_env(tmp_path: Path, database_url: str) -> dict[str, str]:
+    """Environment of a `kb` subprocess on the test server (fake-hash embedder, own KB_HOME)."""
+    from kb_pipeline.instance import STORAGE_URL_ENV
+
+    inherited = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", STORAGE_URL_ENV)}
+    return {
+        **inherited,
+        "KB_DATABASE_URL": database_url,
+        "KB_EMBEDDER": "fake-hash",
+        "KB_HOME": str(tmp_path / "home"),
+    }

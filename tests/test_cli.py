@@ -4,24 +4,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from typer.testing import CliRunner
-
 from kb_eval.metrics import METRIC_NAMES
 from kb_retrieval.retrieval.pack import validate_pack
 from tests.conftest import EVAL_AS_OF, GOLDEN
 
 REFUND = "Can we cancel 5 days before and still get a full refund? The brochure says 24-hour cancellation."
-
-
-@pytest.fixture
-def kb_cli(database_url, demo_index, monkeypatch, tmp_path):
-    from kb_pipeline.cli import app
-
-    monkeypatch.setenv("KB_DATABASE_URL", database_url)
-    monkeypatch.setenv("KB_HOME", str(tmp_path / "home"))
-    runner = CliRunner()
-    return lambda *args, **kwargs: runner.invoke(app, list(args), **kwargs)
 
 
 def test_kb_ask_json_is_a_valid_evidence_pack(kb_cli):

@@ -10,7 +10,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
-from typer.testing import CliRunner
 
 from tests.conftest import EVAL_AS_OF, GOLDEN
 
@@ -45,16 +44,6 @@ def llm_endpoint() -> Iterator[str]:
     FakeChatCompletions.requests = []
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
-
-
-@pytest.fixture
-def kb_cli(database_url, demo_index, monkeypatch, tmp_path):
-    from kb_pipeline.cli import app
-
-    monkeypatch.setenv("KB_DATABASE_URL", database_url)
-    monkeypatch.setenv("KB_HOME", str(tmp_path / "home"))
-    runner = CliRunner()
-    return lambda *args, **kwargs: runner.invoke(app, list(args), **kwargs)
 
 
 def test_llm_drafter_writes_cited_drafts_that_are_graded(

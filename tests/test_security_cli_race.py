@@ -7,14 +7,13 @@ locks of the ingestion library hold across processes, whatever Dagster run each 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from kb_pipeline.instance import STORAGE_URL_ENV
+from tests.conftest import cli_subprocess_env
 from tests.test_security_ingest import write_folder
 
 pytestmark = pytest.mark.slow
@@ -27,12 +26,7 @@ def test_two_kb_ingest_processes_of_one_tenant(tmp_path: Path, database_url: str
         for i in range(4)
     }
     folder = write_folder(tmp_path, "twin-co", files)
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", STORAGE_URL_ENV)},
-        "KB_DATABASE_URL": database_url,
-        "KB_EMBEDDER": "fake-hash",
-        "KB_HOME": str(tmp_path / "home"),
-    }
+    env = cli_subprocess_env(tmp_path, database_url)
     processes = [
         subprocess.Popen(
             [*KB, "ingest", str(folder), "--json"],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -12,8 +11,8 @@ import psutil
 import psycopg
 import pytest
 
-from kb_pipeline.instance import STORAGE_URL_ENV
 from kb_retrieval.db.server import start_embedded_server
+from tests.conftest import cli_subprocess_env
 from tests.test_security_ingest import write_folder
 
 pytestmark = pytest.mark.slow
@@ -38,12 +37,7 @@ def test_kb_ingest_reports_a_lost_database_in_one_line(tmp_path: Path) -> None:
         for i in range(40)
     }
     folder = write_folder(tmp_path, "doomed-co", files)
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", STORAGE_URL_ENV)},
-        "KB_DATABASE_URL": url,
-        "KB_EMBEDDER": "fake-hash",
-        "KB_HOME": str(tmp_path / "home"),
-    }
+    env = cli_subprocess_env(tmp_path, url)
     process = subprocess.Popen(
         [*KB, "ingest", str(folder)],
         env=env,
@@ -85,12 +79,7 @@ def test_a_killed_kb_ingest_leaves_no_child_process(tmp_path: Path, database_url
         for i in range(40)
     }
     folder = write_folder(tmp_path, "killed-cli-co", files)
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", STORAGE_URL_ENV)},
-        "KB_DATABASE_URL": database_url,
-        "KB_EMBEDDER": "fake-hash",
-        "KB_HOME": str(tmp_path / "home"),
-    }
+    env = cli_subprocess_env(tmp_path, database_url)
     process = subprocess.Popen([*KB, "ingest", str(folder)], env=env, stdout=subprocess.DEVNULL)
     parent = psutil.Process(process.pid)
     deadline = time.monotonic() + 300
