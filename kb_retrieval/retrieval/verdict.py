@@ -11,6 +11,7 @@ from kb_retrieval.query.trips import same_trip
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
+from kb_retrieval.retrieval.selection import is_low_relevance
 
 REASON_ORDER = list(ReasonCode)
 CONFLICT_WINDOW = 6
@@ -131,7 +132,12 @@ def decide(
         return Verdict(
             Outcome.ASK_CLARIFYING_QUESTION, (ReasonCode.QUERY_TOO_VAGUE,), flags, (), sensitive
         )
-    usable = [c for c in pack if c.confidence >= config.unknown_threshold]
+    # A chunk the pack marks low relevance (002 item 5) is context, never the grounding of a draft.
+    usable = [
+        c
+        for c in pack
+        if c.confidence >= config.unknown_threshold and not is_low_relevance(c, config)
+    ]
     top = max((c.confidence for c in pack), default=0.0)
     # A policy-like claim can only be grounded by its authoritative categories, so "stale only"
     # is judged on those usable chunks (a fresh brochure does not make a stale policy current).
