@@ -121,7 +121,9 @@ def decide(
     config: RetrievalConfig,
     *,
     has_trip_context: bool = False,
+    outside: Sequence[Candidate] = (),
 ) -> Verdict:
+    """The outcome of 000 section 7; `outside` = candidates not in the pack (read for conflicts)."""
     sensitive = bool(plan.sensitivity) or plan.exception_request
     if not plan.quality_ok:
         flags = {
@@ -143,21 +145,7 @@ def decide(
     # is judged on those usable chunks (a fresh brochure does not make a stale policy current).
     grounding = grounding_chunks(plan, usable)
     conflicts = tuple(
-        detect_conflicts(
-            [
-                ConflictInput(
-                    chunk_id=c.chunk_id,
-                    doc_id=c.version.doc_id,
-                    doc_version_id=c.version.doc_version_id,
-                    category=c.version.category,
-                    text=c.text,
-                    supersedes_doc_version_id=c.version.supersedes_doc_version_id,
-                    rank=i,
-                )
-                for i, c in enumerate(pack[:CONFLICT_WINDOW])
-            ],
-            exception_request=False,
-        )
+        detect_conflicts(conflict_inputs(pack, outside, config), exception_request=False)
     )
     flags = {
         "stale_only_evidence": bool(grounding) and all(c.stale for c in grounding),
@@ -206,6 +194,43 @@ def decide(
     else:
         outcome = Outcome.OK_TO_DRAFT
     return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
+
+
+def conflict_inputs(
+    pack: Sequence[Candidate], outside: Sequence[Candidate], config: RetrievalConfig
+) -> list[ConflictInput]:
+    """The pack's first chunks, then every usable candidate left out of the pack.
+
+    A pack filled by precedence tiers pushes lower-tier chunks (a brochure's promise) past its
+    window or out of it; what the guest was told elsewhere still contradicts the policy.
+    """
+    chunks = list(pack[:CONFLICT_WINDOW])
+    chunks += [c for c in outside if c.confidence >= config.unknown_threshold]
+    return [
+        ConflictInput(
+            chunk_id=c.chunk_id,
+            doc_id=c.version.doc_id,
+            doc_version_id=c.version.doc_version_id,
+            category=c.version.category,
+            text=c.text,
+            supersedes_doc_version_id=c.version.supersedes_doc_version_id,
+            rank=i,
+        )
+        for i, c in enumerate(chunks)
+    ]
+
+
+def admit_conflicting(
+    pack: Sequence[Candidate], outside: Sequence[Candidate], verdict: Verdict, pack_max: int
+) -> list[Candidate]:
+    """The pack with every outside chunk a reported conflict cites (so the conflict is citable);
+    they take the places of the pack's last chunks when it is full."""
+    cited = {chunk_id for conflict in verdict.conflicts for chunk_id in conflict.chunk_ids}
+    joining = [c for c in outside if c.chunk_id in cited]
+    if not joining:
+        return list(pack)
+    keep = min(len(pack), max(CONFLICT_WINDOW, pack_max - len(joining)))
+    return [*pack[:keep], *joining[: max(0, pack_max - keep)]]
 
 
 def _ordered(reasons: set[ReasonCode]) -> tuple[ReasonCode, ...]:
