@@ -517,3 +517,21 @@ def test_holding_the_operator_to_earlier_terms_is_an_exception_request(text: str
 
 def test_asking_which_terms_are_current_is_not_an_exception_request():
     assert not build_query_plan("Where can I read your current booking terms?").exception_request
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The brochure promised a welcome hamper in every room. Is that still the case in May?",
+        "Your instagram says the photos from the glacier day are free for guests. Where are they?",
+        "We chose the lodge because the spa access was as advertised - can you confirm it?",
+    ],
+)
+def test_relying_on_what_marketing_said_is_policy_like(text: str):
+    plan = build_query_plan(text)
+    assert plan.policy_like and text_of(plan, "policy_expansion")
+
+
+def test_reading_the_website_is_not_relying_on_a_promise():
+    plan = build_query_plan("I was reading your website about the Dolomites hut week.")
+    assert not plan.policy_like

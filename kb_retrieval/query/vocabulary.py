@@ -109,6 +109,16 @@ POLICY_EXPANSIONS: dict[str, str] = {
     "discount": "discount offer price reduction terms policy",
 }
 EXCEPTION_EXPANSION = "exception policy terms"
+# The guest relies on what marketing told them ("your website says ..."): a promise, so the
+# question is policy-like (000 section 4.1: marketing never grounds a policy-like claim alone).
+ADVERTISED_PATTERNS: tuple[str, ...] = (
+    r"\b(?:your|the) (?:website|web ?site|site|brochure|flyer|leaflet|catalogue|catalog|advert"
+    r"|advertisement|ad|newsletter|instagram|facebook)\b[^.?!\n]{0,25}\b(?:says?|said|states?"
+    r"|stated|promis(?:e|es|ed)|claims?|claimed|advertis(?:es|ed))\b",
+    r"\bas advertised\b",
+)
+# Expansion of a policy-like question with no policy topic of its own (only an advertised claim).
+ADVERTISED_EXPANSION = "terms policy included conditions"
 # Itinerary vocabulary per intent for the trip-specific variant.
 TRIP_EXPANSIONS: dict[str, str] = {
     "check_in": "day 1 arrival",
