@@ -74,3 +74,22 @@ def test_an_unusable_outside_chunk_is_not_read_for_conflicts():
         admit_conflicting(_policy_pack(), [flyer], verdict, CONFIG.pack_max)[-1].chunk_id
         == "terms_8"
     )
+
+
+def test_the_answerability_model_can_turn_no_evidence_into_review():
+    question = build_query_plan("Can guests borrow a hair dryer at the lodge?")
+    chunk = cand("faq_3", Category.FAQ, 0.5)
+    chunk.relevance = 0.4
+    model = CONFIG.answerability.model_copy(
+        update={"bias": 0.0, "weights": {"vector_best": 4.0}, "calibration_bias": 0.0}
+    )
+    chunk.features = {"vector_best": 1.0}
+    config = CONFIG.model_copy(update={"answerability": model})
+    assert model.confidence(chunk.features) >= CONFIG.unknown_threshold
+    assert decide(question, [chunk], config).outcome.value == "UNKNOWN"
+    review = config.model_copy(update={"answerability_review": True})
+    verdict = decide(question, [chunk], review)
+    assert verdict.outcome.value == "NEEDS_REVIEW"
+    assert [r.value for r in verdict.reason_codes] == ["LOW_CONFIDENCE"]
+    chunk.features = {"vector_best": -1.0}
+    assert decide(question, [chunk], review).outcome.value == "UNKNOWN"

@@ -156,12 +156,14 @@ def decide(
     if not usable:
         # An exception request needs a person's discretion whatever the evidence (000 section 6):
         # "I don't know" would answer a question the guest did not ask.
-        reasons.add(ReasonCode.NO_EVIDENCE)
+        disputed = config.answerability_review and model_finds_evidence(pack, config)
+        reasons.add(ReasonCode.LOW_CONFIDENCE if disputed else ReasonCode.NO_EVIDENCE)
         if plan.exception_request:
             reasons.add(ReasonCode.EXCEPTION_REQUEST)
         if sensitive:
             reasons.add(ReasonCode.SENSITIVE_TOPIC)
-        outcome = Outcome.NEEDS_REVIEW if plan.exception_request else Outcome.UNKNOWN
+        review = plan.exception_request or disputed
+        outcome = Outcome.NEEDS_REVIEW if review else Outcome.UNKNOWN
         return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
     if flags["low_confidence"]:
         reasons.add(ReasonCode.LOW_CONFIDENCE)
@@ -194,6 +196,16 @@ def decide(
     else:
         outcome = Outcome.OK_TO_DRAFT
     return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
+
+
+def model_finds_evidence(pack: Sequence[Candidate], config: RetrievalConfig) -> bool:
+    """Some chunk is usable by the answerability model's calibrated confidence (fitted per
+    fold under leave-one-operator-out), compared with the same `unknown_threshold`."""
+    return any(
+        config.answerability.confidence(c.features) >= config.unknown_threshold
+        and not is_low_relevance(c, config)
+        for c in pack
+    )
 
 
 def conflict_inputs(
