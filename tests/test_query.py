@@ -475,3 +475,63 @@ def test_a_persons_age_is_an_age_question(text: str, is_age: bool):
 )
 def test_where_and_when_to_meet_are_pickup_logistics(text: str):
     assert "pickup" in build_query_plan(text).intents
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Is there a loyalty reduction for people who have toured with you before?",
+        "My sister is a student - is there a student discount on the canyon weekend?",
+        "A friend mentioned a promo code for spring departures. Does it still work?",
+        "Does the partner come along for free if we book the double room?",
+        "Is 15% off still on for early bookings in January?",
+    ],
+)
+def test_discounts_and_free_places_are_policy_like(text: str):
+    plan = build_query_plan(text)
+    assert plan.policy_like and "discount" in plan.intents
+    assert "discount" in text_of(plan, "policy_expansion")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Is there free parking at the lodge?", "What does the farewell dinner cost per person?"],
+)
+def test_free_parking_and_plain_prices_are_not_discounts(text: str):
+    assert "discount" not in build_query_plan(text).intents
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When we reserved last spring the deposit was 20%. Can we stick to the terms we had at the "
+        "time?",
+        "Please honour the original rate you quoted us in March; the new price list is higher.",
+        "Surely the old cancellation conditions still apply to a booking made before the change?",
+    ],
+)
+def test_holding_the_operator_to_earlier_terms_is_an_exception_request(text: str):
+    plan = build_query_plan(text)
+    assert plan.exception_request and plan.policy_like
+
+
+def test_asking_which_terms_are_current_is_not_an_exception_request():
+    assert not build_query_plan("Where can I read your current booking terms?").exception_request
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The brochure promised a welcome hamper in every room. Is that still the case in May?",
+        "Your instagram says the photos from the glacier day are free for guests. Where are they?",
+        "We chose the lodge because the spa access was as advertised - can you confirm it?",
+    ],
+)
+def test_relying_on_what_marketing_said_is_policy_like(text: str):
+    plan = build_query_plan(text)
+    assert plan.policy_like and text_of(plan, "policy_expansion")
+
+
+def test_reading_the_website_is_not_relying_on_a_promise():
+    plan = build_query_plan("I was reading your website about the Dolomites hut week.")
+    assert not plan.policy_like

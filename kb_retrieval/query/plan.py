@@ -9,6 +9,8 @@ from functools import lru_cache
 
 from kb_retrieval.query.email_thread import extract_guest_text
 from kb_retrieval.query.vocabulary import (
+    ADVERTISED_EXPANSION,
+    ADVERTISED_PATTERNS,
     DESCRIPTOR_IGNORE,
     DOMAIN_PHRASES,
     EXCEPTION_EXPANSION,
@@ -112,6 +114,7 @@ _INTENT_RES = {name: re.compile(pattern) for name, pattern in INTENT_PATTERNS.it
 _SENSITIVITY_RES = {name: re.compile(pattern) for name, pattern in SENSITIVITY_PATTERNS.items()}
 _EXCEPTION_RE = _compile(EXCEPTION_PATTERNS)
 _WEAK_EXCEPTION_RE = _compile(WEAK_EXCEPTION_PATTERNS)
+_ADVERTISED_RE = _compile(ADVERTISED_PATTERNS)
 _DOMAIN_PHRASE_RE = _compile(rf"\b{re.escape(phrase)}\b" for phrase in DOMAIN_PHRASES)
 
 
@@ -380,6 +383,8 @@ def _expansion(intents: Sequence[str], exception: bool) -> str:
     phrases = [text for name, text in POLICY_EXPANSIONS.items() if name in intents]
     if exception:
         phrases.append(EXCEPTION_EXPANSION)
+    if not phrases:
+        phrases.append(ADVERTISED_EXPANSION)
     return " ".join(_dedupe(" ".join(phrases).split())[:MAX_EXPANSION_WORDS])
 
 
@@ -443,7 +448,11 @@ def build_query_plan(
     intents = _intents(prepared)
     full_intents = _intents(full_prepared)
     exception = detect_exception_request(full_prepared, full_intents)
-    policy_like = exception or bool(POLICY_INTENTS.intersection(intents))
+    policy_like = (
+        exception
+        or bool(POLICY_INTENTS.intersection(intents))
+        or bool(_ADVERTISED_RE.search(prepared))
+    )
     if caller_sensitivity is None:
         caller_sensitivity = derive_sensitivity(full_prepared, full_intents, exception)
 

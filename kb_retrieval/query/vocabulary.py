@@ -42,6 +42,12 @@ INTENT_PATTERNS: dict[str, str] = {
     "deposit": r"\bdeposits?\b",
     "dietary": r"\bdiet(?:ary)?\b|\bvegetarian|\bvegan|\bgluten|\bco?eliac|\bkosher\b|\bhalal\b"
     r"|\blactose|\bdairy\b|\b(?:nut|food) allerg",
+    # A price reduction or something given for free is a commitment (003 section 1: "rules/
+    # commitments"), so it is policy-like: staff notes and marketing alone do not ground it.
+    "discount": r"\bdiscount\w*|\bloyalty\b|\bpromo(?:tion(?:al)?)? codes?\b|\bcoupons?\b"
+    r"|\b\d+ ?(?:%|per ?cent) (?:off|discount|reduction)\b|\breduced (?:price|rate|fee)s?\b"
+    r"|\bfree of charge\b|\b(?:go|goes|sail|sails|travel|travels|stay|stays|ride|rides|come"
+    r"|comes|join|joins) (?:along )?(?:for )?free\b|\breturning (?:guests?|customers?|clients?)\b",
     "fitness": r"\bfitness\b|\bfit enough\b|\bphysical(?:ly)?\b|\bstrenuous\b|\bdifficult(?:y)?\b"
     r"|\bhow hard\b|\bexperience level\b|\bbeginners?\b",
     "guarantee": r"\bguarantee\w*|\bminimum (?:group|number|participants)\b",
@@ -78,7 +84,8 @@ INTENT_PATTERNS: dict[str, str] = {
 INTENTS: tuple[str, ...] = tuple(sorted(INTENT_PATTERNS))
 POLICY_INTENTS = frozenset(
     {
-        "age", "booking_change", "cancel", "cancellation", "deposit", "fitness", "guarantee",
+        "age", "booking_change", "cancel", "cancellation", "deposit", "discount", "fitness",
+        "guarantee",
         "inclusions", "insurance", "liability", "medical", "payment", "refund", "safety", "waiver",
     }
 )  # fmt: skip
@@ -99,8 +106,19 @@ POLICY_EXPANSIONS: dict[str, str] = {
     "insurance": "travel insurance requirement policy",
     "inclusions": "inclusions exclusions included terms",
     "guarantee": "departure guarantee minimum group size terms",
+    "discount": "discount offer price reduction terms policy",
 }
 EXCEPTION_EXPANSION = "exception policy terms"
+# The guest relies on what marketing told them ("your website says ..."): a promise, so the
+# question is policy-like (000 section 4.1: marketing never grounds a policy-like claim alone).
+ADVERTISED_PATTERNS: tuple[str, ...] = (
+    r"\b(?:your|the) (?:website|web ?site|site|brochure|flyer|leaflet|catalogue|catalog|advert"
+    r"|advertisement|ad|newsletter|instagram|facebook)\b[^.?!\n]{0,25}\b(?:says?|said|states?"
+    r"|stated|promis(?:e|es|ed)|claims?|claimed|advertis(?:es|ed))\b",
+    r"\bas advertised\b",
+)
+# Expansion of a policy-like question with no policy topic of its own (only an advertised claim).
+ADVERTISED_EXPANSION = "terms policy included conditions"
 # Itinerary vocabulary per intent for the trip-specific variant.
 TRIP_EXPANSIONS: dict[str, str] = {
     "check_in": "day 1 arrival",
@@ -152,6 +170,12 @@ EXCEPTION_PATTERNS: tuple[str, ...] = (
     r"\bpay (?:late|later than|after the (?:deadline|due date))\b",
     r"\b(?:was|were) due (?:last|yesterday|on|a few)\b|\boverdue\b"
     r"|\bmissed the (?:deadline|due date|payment)\b|\bforgot to pay\b",
+    # Holding the operator to superseded terms (the conditions at the time of booking).
+    r"\b(?:keep|stick|hold (?:you|us)) to\b[^.?!\n]{0,40}\b(?:original(?:ly)?|old|previous"
+    r"|earlier|at the time)\b",
+    r"\bhonou?r (?:the|our|my) (?:original|old|previous|earlier|quoted)\b",
+    r"\b(?:original|old|previous|earlier) (?:[a-z]+ )?(?:terms|conditions|prices?|rates?)\b"
+    r"[^.?!\n]{0,30}\b(?:still )?(?:apply|applies|stand|stands)\b",
     r"\b(?:not|don't|do not) cancel\b[^.?!\n]{0,40}\b(?:if|until|when) (?:i|we) pay\b",
 )
 # Exception phrasings that count only together with a policy intent ("is there any way ...").

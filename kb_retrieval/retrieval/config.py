@@ -141,6 +141,12 @@ class RetrievalConfig(BaseModel):
         description="relevance (ordering, floors) = the answerability model's chunk probability "
         "instead of RELEVANCE_MODEL",
     )
+    answerability_review: bool = Field(
+        False,
+        description="no chunk usable by `confidence` but one by the answerability model's "
+        "calibrated confidence (>= unknown_threshold, not low relevance): NEEDS_REVIEW "
+        "(LOW_CONFIDENCE) instead of UNKNOWN; off: same LOO outcome accuracy (docs/retrieval.md 7)",
+    )
     sentence_features: bool = Field(
         False,
         description="best-sentence cosine features (sentence vectors embedded on first use; "

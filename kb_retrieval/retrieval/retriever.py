@@ -37,7 +37,7 @@ from kb_retrieval.retrieval.selection import select_pack
 from kb_retrieval.retrieval.sentence_vectors import SentenceVectorCache, best_sentence_sims
 from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot
 from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
-from kb_retrieval.retrieval.verdict import decide
+from kb_retrieval.retrieval.verdict import admit_conflicting, decide
 from kb_retrieval.text.analyzer import analyze, canonicalize_dates, find_dates
 
 INSERT_AUDIT = """
@@ -341,7 +341,12 @@ class Retriever:
         started: float,
     ) -> RetrievalResult:
         evidence, floors = select_pack(pool, self.config, tiered=plan.policy_like)
-        verdict = decide(plan, evidence, self.config, has_trip_context=bool(trip_context))
+        chosen = {id(c) for c in evidence}
+        outside = [c for c in pool if id(c) not in chosen]
+        verdict = decide(
+            plan, evidence, self.config, has_trip_context=bool(trip_context), outside=outside
+        )
+        evidence = admit_conflicting(evidence, outside, verdict, self.config.pack_max)
         pack = build_pack(
             tenant_id,
             plan,

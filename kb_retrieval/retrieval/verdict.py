@@ -11,6 +11,7 @@ from kb_retrieval.query.trips import same_trip
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
+from kb_retrieval.retrieval.selection import is_low_relevance
 
 REASON_ORDER = list(ReasonCode)
 CONFLICT_WINDOW = 6
@@ -120,7 +121,9 @@ def decide(
     config: RetrievalConfig,
     *,
     has_trip_context: bool = False,
+    outside: Sequence[Candidate] = (),
 ) -> Verdict:
+    """The outcome of 000 section 7; `outside` = candidates not in the pack (read for conflicts)."""
     sensitive = bool(plan.sensitivity) or plan.exception_request
     if not plan.quality_ok:
         flags = {
@@ -131,27 +134,18 @@ def decide(
         return Verdict(
             Outcome.ASK_CLARIFYING_QUESTION, (ReasonCode.QUERY_TOO_VAGUE,), flags, (), sensitive
         )
-    usable = [c for c in pack if c.confidence >= config.unknown_threshold]
+    # A chunk the pack marks low relevance (002 item 5) is context, never the grounding of a draft.
+    usable = [
+        c
+        for c in pack
+        if c.confidence >= config.unknown_threshold and not is_low_relevance(c, config)
+    ]
     top = max((c.confidence for c in pack), default=0.0)
     # A policy-like claim can only be grounded by its authoritative categories, so "stale only"
     # is judged on those usable chunks (a fresh brochure does not make a stale policy current).
     grounding = grounding_chunks(plan, usable)
     conflicts = tuple(
-        detect_conflicts(
-            [
-                ConflictInput(
-                    chunk_id=c.chunk_id,
-                    doc_id=c.version.doc_id,
-                    doc_version_id=c.version.doc_version_id,
-                    category=c.version.category,
-                    text=c.text,
-                    supersedes_doc_version_id=c.version.supersedes_doc_version_id,
-                    rank=i,
-                )
-                for i, c in enumerate(pack[:CONFLICT_WINDOW])
-            ],
-            exception_request=False,
-        )
+        detect_conflicts(conflict_inputs(pack, outside, config), exception_request=False)
     )
     flags = {
         "stale_only_evidence": bool(grounding) and all(c.stale for c in grounding),
@@ -162,12 +156,14 @@ def decide(
     if not usable:
         # An exception request needs a person's discretion whatever the evidence (000 section 6):
         # "I don't know" would answer a question the guest did not ask.
-        reasons.add(ReasonCode.NO_EVIDENCE)
+        disputed = config.answerability_review and model_finds_evidence(pack, config)
+        reasons.add(ReasonCode.LOW_CONFIDENCE if disputed else ReasonCode.NO_EVIDENCE)
         if plan.exception_request:
             reasons.add(ReasonCode.EXCEPTION_REQUEST)
         if sensitive:
             reasons.add(ReasonCode.SENSITIVE_TOPIC)
-        outcome = Outcome.NEEDS_REVIEW if plan.exception_request else Outcome.UNKNOWN
+        review = plan.exception_request or disputed
+        outcome = Outcome.NEEDS_REVIEW if review else Outcome.UNKNOWN
         return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
     if flags["low_confidence"]:
         reasons.add(ReasonCode.LOW_CONFIDENCE)
@@ -200,6 +196,53 @@ def decide(
     else:
         outcome = Outcome.OK_TO_DRAFT
     return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
+
+
+def model_finds_evidence(pack: Sequence[Candidate], config: RetrievalConfig) -> bool:
+    """Some chunk is usable by the answerability model's calibrated confidence (fitted per
+    fold under leave-one-operator-out), compared with the same `unknown_threshold`."""
+    return any(
+        config.answerability.confidence(c.features) >= config.unknown_threshold
+        and not is_low_relevance(c, config)
+        for c in pack
+    )
+
+
+def conflict_inputs(
+    pack: Sequence[Candidate], outside: Sequence[Candidate], config: RetrievalConfig
+) -> list[ConflictInput]:
+    """The pack's first chunks, then every usable candidate left out of the pack.
+
+    A pack filled by precedence tiers pushes lower-tier chunks (a brochure's promise) past its
+    window or out of it; what the guest was told elsewhere still contradicts the policy.
+    """
+    chunks = list(pack[:CONFLICT_WINDOW])
+    chunks += [c for c in outside if c.confidence >= config.unknown_threshold]
+    return [
+        ConflictInput(
+            chunk_id=c.chunk_id,
+            doc_id=c.version.doc_id,
+            doc_version_id=c.version.doc_version_id,
+            category=c.version.category,
+            text=c.text,
+            supersedes_doc_version_id=c.version.supersedes_doc_version_id,
+            rank=i,
+        )
+        for i, c in enumerate(chunks)
+    ]
+
+
+def admit_conflicting(
+    pack: Sequence[Candidate], outside: Sequence[Candidate], verdict: Verdict, pack_max: int
+) -> list[Candidate]:
+    """The pack with every outside chunk a reported conflict cites (so the conflict is citable);
+    they take the places of the pack's last chunks when it is full."""
+    cited = {chunk_id for conflict in verdict.conflicts for chunk_id in conflict.chunk_ids}
+    joining = [c for c in outside if c.chunk_id in cited]
+    if not joining:
+        return list(pack)
+    keep = min(len(pack), max(CONFLICT_WINDOW, pack_max - len(joining)))
+    return [*pack[:keep], *joining[: max(0, pack_max - keep)]]
 
 
 def _ordered(reasons: set[ReasonCode]) -> tuple[ReasonCode, ...]:

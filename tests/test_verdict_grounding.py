@@ -1,0 +1,95 @@
+"""Verdict grounding rules of issue 12 (fresh examples; no golden e-mail is repeated)."""
+
+from __future__ import annotations
+
+from kb_retrieval.models import Category
+from kb_retrieval.query.plan import build_query_plan
+from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.verdict import admit_conflicting, decide
+from tests.test_ranking_rules import cand
+
+CONFIG = RetrievalConfig()
+
+
+def test_a_low_relevance_chunk_never_grounds_a_draft():
+    question = build_query_plan("Can guests borrow a hair dryer at the lodge?")
+    off_topic = cand("faq_3", Category.FAQ, 0.86)
+    off_topic.relevance = CONFIG.score_floor / 2
+    verdict = decide(question, [off_topic], CONFIG)
+    assert verdict.outcome.value == "UNKNOWN"
+    assert [r.value for r in verdict.reason_codes] == ["NO_EVIDENCE"]
+    on_topic = cand("faq_4", Category.FAQ, 0.86)
+    on_topic.relevance = CONFIG.score_floor
+    assert decide(question, [off_topic, on_topic], CONFIG).outcome.value == "OK_TO_DRAFT"
+
+
+def _policy_pack() -> list:
+    terms = [
+        cand(f"terms_{i}", Category.TERMS_POLICY, 0.9 - i / 100, f"Clause {i} about bikes.")
+        for i in range(9)
+    ]
+    policy = cand(
+        "policy_0",
+        Category.STRUCTURED_POLICY,
+        0.92,
+        "Guests who cancel 45 days or less before the start date receive no refund.",
+    )
+    return [policy, *terms]
+
+
+def test_a_brochure_promise_left_out_of_a_full_pack_is_still_read_and_cited():
+    question = build_query_plan(
+        "If we cancel in August for a late-September ride, what do we get back?"
+    )
+    pack = _policy_pack()
+    flyer = cand(
+        "flyer_0",
+        Category.MARKETING,
+        0.7,
+        "Change of plans? Cancel up to 14 days before the ride and get a full refund.",
+    )
+    alone = decide(question, pack, CONFIG)
+    assert not alone.conflicts
+    verdict = decide(question, pack, CONFIG, outside=[flyer])
+    assert verdict.flags["conflicting_evidence"] and verdict.outcome.value == "NEEDS_REVIEW"
+    assert "flyer_0" in verdict.conflicts[0].chunk_ids
+    admitted = admit_conflicting(pack, [flyer], verdict, CONFIG.pack_max)
+    assert len(admitted) == CONFIG.pack_max and admitted[-1] is flyer
+    assert admitted[:-1] == pack[:-1]
+
+
+def test_an_unusable_outside_chunk_is_not_read_for_conflicts():
+    question = build_query_plan(
+        "If we cancel in August for a late-September ride, what do we get back?"
+    )
+    flyer = cand(
+        "flyer_0",
+        Category.MARKETING,
+        CONFIG.unknown_threshold - 0.01,
+        "Change of plans? Cancel up to 14 days before the ride and get a full refund.",
+    )
+    verdict = decide(question, _policy_pack(), CONFIG, outside=[flyer])
+    assert not verdict.conflicts
+    assert (
+        admit_conflicting(_policy_pack(), [flyer], verdict, CONFIG.pack_max)[-1].chunk_id
+        == "terms_8"
+    )
+
+
+def test_the_answerability_model_can_turn_no_evidence_into_review():
+    question = build_query_plan("Can guests borrow a hair dryer at the lodge?")
+    chunk = cand("faq_3", Category.FAQ, 0.5)
+    chunk.relevance = 0.4
+    model = CONFIG.answerability.model_copy(
+        update={"bias": 0.0, "weights": {"vector_best": 4.0}, "calibration_bias": 0.0}
+    )
+    chunk.features = {"vector_best": 1.0}
+    config = CONFIG.model_copy(update={"answerability": model})
+    assert model.confidence(chunk.features) >= CONFIG.unknown_threshold
+    assert decide(question, [chunk], config).outcome.value == "UNKNOWN"
+    review = config.model_copy(update={"answerability_review": True})
+    verdict = decide(question, [chunk], review)
+    assert verdict.outcome.value == "NEEDS_REVIEW"
+    assert [r.value for r in verdict.reason_codes] == ["LOW_CONFIDENCE"]
+    chunk.features = {"vector_best": -1.0}
+    assert decide(question, [chunk], review).outcome.value == "UNKNOWN"
