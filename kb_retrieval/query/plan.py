@@ -1,4 +1,4 @@
-"""Deterministic query generation (000 section 2) and the query-quality gate (002 item 1)."""
+"""Deterministic query generation (spec 4) and the query-quality gate (spec 4.5)."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ INTENT_PATTERNS: dict[str, str] = {
     "deposit": r"\bdeposits?\b",
     "dietary": r"\bdiet(?:ary)?\b|\bvegetarian|\bvegan|\bgluten|\bco?eliac|\bkosher\b|\bhalal\b"
     r"|\blactose|\bdairy\b|\b(?:nut|food) allerg",
-    # A price reduction or something given for free is a commitment (003 section 1: "rules/
+    # A price reduction or something given for free is a commitment (spec 3.6: "rules/
     # commitments"), so it is policy-like: staff notes and marketing alone do not ground it.
     "discount": r"\bdiscount\w*|\bloyalty\b|\bpromo(?:tion(?:al)?)? codes?\b|\bcoupons?\b"
     r"|\b\d+ ?(?:%|per ?cent) (?:off|discount|reduction)\b|\breduced (?:price|rate|fee)s?\b"
@@ -110,7 +110,7 @@ POLICY_EXPANSIONS: dict[str, str] = {
 }
 EXCEPTION_EXPANSION = "exception policy terms"
 # The guest relies on what marketing told them ("your website says ..."): a promise, so the
-# question is policy-like (000 section 4.1: marketing never grounds a policy-like claim alone).
+# question is policy-like (spec 6.1: marketing never grounds a policy-like claim alone).
 ADVERTISED_PATTERNS: tuple[str, ...] = (
     r"\b(?:your|the) (?:website|web ?site|site|brochure|flyer|leaflet|catalogue|catalog|advert"
     r"|advertisement|ad|newsletter|instagram|facebook)\b[^.?!\n]{0,25}\b(?:says?|said|states?"
@@ -196,7 +196,7 @@ SOURCE_WORDS = frozenset(
     {"brochure", "website", "faq", "flyer", "leaflet", "catalogue", "catalog", "advert",
      "advertisement", "newsletter", "instagram", "facebook", "tripadvisor"}
 )  # fmt: skip
-# Words dropped from queries on top of the analyzer's stopwords (000: "please", "thanks"...).
+# Words dropped from queries on top of the analyzer's stopwords (spec 4.2: "please", "thanks"...).
 QUERY_FILLER = words(
     """hi hello hey hiya dear greetings team everyone folks guys cheers regards thx ty pls
     get got getting still need needs needed want wanted wants would could might may must shall

@@ -33,14 +33,12 @@ class ConfidenceModel(BaseModel):
 
 # Fitted on the tune split of data/golden by
 #   python -m kb_eval.fit_confidence data/golden/golden.jsonl --as-of 2026-11-15
-# RELEVANCE (session 2, with the passage-coverage signal): every candidate, soft labels
-#   (1 quote, 0.3 same answering version, 0 otherwise); orders candidates, carries the 002 floors.
-# CONFIDENCE (session 3, `--top-k 1 --label doc`): the best-ranked candidate of each tune case,
-#   label 1 for a chunk of an answering document version: the probability that the pack's top
-#   chunk answers, the quantity the 0.72 / 0.65 thresholds of 001 are compared with. Chosen
-#   among the variants of docs/retrieval.md section 3: best tune outcome accuracy with no tune
-#   unsafe pass and the three worked examples of 000 section 8 reproduced. The fit gives the
-#   cosine weight 0: among top-ranked chunks the cosine barely separates answers from non-answers.
+# RELEVANCE: every candidate, soft labels (1 quote, 0.3 same answering version, 0 otherwise);
+#   orders candidates and carries the floors of spec 6.4.
+# CONFIDENCE (`--top-k 1 --label doc`): the best-ranked candidate of each tune case, label 1 for a
+#   chunk of an answering document version: the probability that the pack's top chunk answers,
+#   the quantity the 0.72 / 0.65 thresholds of spec 9.2 are compared with. How each was chosen
+#   among the fitted variants, and when: docs/retrieval.md section 3.
 RELEVANCE_MODEL = ConfidenceModel(
     bias=-5.3799, w_vector=3.4113, w_coverage=0.5968, w_bm25=4.7413, w_passage=1.6992
 )
@@ -72,20 +70,20 @@ class RetrievalConfig(BaseModel):
     unknown_threshold: float = 0.65
     score_floor: float = Field(
         0.1,
-        description="002 item 2 floor, on the calibrated relevance scale (0.45 was min-max "
-        "scale): chunks under it are kept, marked `low_relevance` (002 item 5)",
+        description="spec 6.4 floor, on the calibrated relevance scale (0.45 was min-max "
+        "scale): chunks under it are kept, marked `low_relevance` (spec 7.5)",
     )
     relevance_floor: float = Field(
         0.02,
-        description="000 section 5 minimal relevance floor: candidates under it never enter a "
+        description="spec 7 minimal relevance floor: candidates under it never enter a "
         "pack; a pack holds at least `pack_min` chunks whenever that many pass it",
     )
-    vector_floor: float = Field(0.15, description="002 item 2: cosine floor unless keyword top-1")
+    vector_floor: float = Field(0.15, description="spec 6.4: cosine floor unless keyword top-1")
     vector_floor_keyword_coverage: float = Field(
         0.9, description="a keyword top-1 with at least this coverage is exempt from vector_floor"
     )
     keyword_top1_override: bool = True
-    keyword_top1_min_coverage: float = Field(0.5, description="002: k_norm >= 0.5 for the override")
+    keyword_top1_min_coverage: float = Field(0.5, description="spec 6.4: k_norm >= 0.5 for the override")
     stale_after_days: int = 180
     stale_penalty: float = 0.05
     priority_weight: float = 0.01

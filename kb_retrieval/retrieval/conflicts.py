@@ -1,4 +1,4 @@
-"""Retrieval-time conflict signals over the top of the ranked evidence (000 section 6).
+"""Retrieval-time conflict signals over the top of the ranked evidence (spec 8).
 
 Rules, chosen to miss a weak conflict rather than invent one:
 
@@ -86,7 +86,7 @@ class Conflict:
     detail: str
 
     def to_json(self) -> dict[str, object]:
-        """The evidence-pack form (contracts.md section 3)."""
+        """The evidence-pack form (spec 7)."""
         return {"kind": self.kind, "values": list(self.values), "chunk_ids": list(self.chunk_ids)}
 
 

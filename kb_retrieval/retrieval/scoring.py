@@ -157,7 +157,7 @@ def is_stale(last_reviewed_at: date | None, as_of: date, config: RetrievalConfig
 
 
 def rank_score(candidate: Candidate, as_of: date, config: RetrievalConfig) -> float:
-    """Confidence plus the soft signals of 000 section 4.2 (ordering only, never the tier)."""
+    """Confidence plus the soft signals of spec 6.2 (ordering only, never the tier)."""
     version = candidate.version
     score = candidate.relevance
     score += config.priority_weight * max(

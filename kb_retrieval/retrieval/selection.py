@@ -18,7 +18,7 @@ def term_jaccard(terms_a: frozenset[str], terms_b: frozenset[str]) -> float:
 
 
 def passes_floors(candidate: Candidate, config: RetrievalConfig) -> bool:
-    """002 item 2: the relevance floor (`score_floor`), and a vector floor unless the keyword
+    """spec 6.4: the relevance floor (`score_floor`), and a vector floor unless the keyword
     match is very strong."""
     if candidate.relevance < config.score_floor:
         return False
@@ -26,12 +26,12 @@ def passes_floors(candidate: Candidate, config: RetrievalConfig) -> bool:
 
 
 def passes_minimal_floor(candidate: Candidate, config: RetrievalConfig) -> bool:
-    """000 section 5: eligible for a pack at all (`relevance_floor`, and the vector floor)."""
+    """spec 7: eligible for a pack at all (`relevance_floor`, and the vector floor)."""
     return candidate.relevance >= config.relevance_floor and passes_vector_floor(candidate, config)
 
 
 def is_low_relevance(candidate: Candidate, config: RetrievalConfig) -> bool:
-    """Under the low-relevance line (002 item 5): kept in the pack, marked."""
+    """Under the low-relevance line (spec 7.5): kept in the pack, marked."""
     return candidate.relevance < config.score_floor
 
 
@@ -42,7 +42,7 @@ def passes_vector_floor(candidate: Candidate, config: RetrievalConfig) -> bool:
 
 
 def keyword_override(candidate: Candidate, config: RetrievalConfig) -> bool:
-    """002: the strongest keyword candidate is kept when its normalised keyword score >= 0.5."""
+    """spec 6.4: the strongest keyword candidate is kept when its normalised keyword score >= 0.5."""
     return (
         config.keyword_top1_override
         and candidate.lexical_top1

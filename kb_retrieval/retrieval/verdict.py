@@ -1,4 +1,4 @@
-"""Flags, reason codes and the outcome, by the rules of 000 section 7 and contracts.md section 4."""
+"""Flags, reason codes and the outcome, by the rules of spec 9 and spec 9."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def decide(
     has_trip_context: bool = False,
     outside: Sequence[Candidate] = (),
 ) -> Verdict:
-    """The outcome of 000 section 7; `outside` = candidates not in the pack (read for conflicts)."""
+    """The outcome of spec 9; `outside` = candidates not in the pack (read for conflicts)."""
     sensitive = bool(plan.sensitivity) or plan.exception_request
     if not plan.quality_ok:
         flags = {
@@ -134,7 +134,7 @@ def decide(
         return Verdict(
             Outcome.ASK_CLARIFYING_QUESTION, (ReasonCode.QUERY_TOO_VAGUE,), flags, (), sensitive
         )
-    # A chunk the pack marks low relevance (002 item 5) is context, never the grounding of a draft.
+    # A chunk the pack marks low relevance (spec 7.5) is context, never the grounding of a draft.
     usable = [
         c
         for c in pack
@@ -154,7 +154,7 @@ def decide(
     }
     reasons: set[ReasonCode] = set()
     if not usable:
-        # An exception request needs a person's discretion whatever the evidence (000 section 6):
+        # An exception request needs a person's discretion whatever the evidence (spec 8):
         # "I don't know" would answer a question the guest did not ask.
         disputed = config.answerability_review and model_finds_evidence(pack, config)
         reasons.add(ReasonCode.LOW_CONFIDENCE if disputed else ReasonCode.NO_EVIDENCE)
