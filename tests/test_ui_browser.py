@@ -26,6 +26,7 @@ from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 from kb_pipeline.ingest.partitions import partition_key
 from kb_pipeline.ingest.registration import register_folder
 from kb_pipeline.resources import KnowledgeBaseResource
+from kb_retrieval.db.server import to_psycopg2_url
 from kb_retrieval.releases import Release
 from tests.test_eval_assets import (
     AS_OF,
@@ -52,7 +53,7 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts" / "ui"
 STARTUP_SECONDS = 180
 RUN_SECONDS = 180
 PARTITION = partition_key(TENANT, "faq_v1")
-ENV_CLEARED = ("DAGSTER_HOME", "KB_DAGSTER_STORAGE_URL", "KB_DATABASE_URL_RESOLVED")
+ENV_CLEARED = ("DAGSTER_HOME", "KB_DAGSTER_STORAGE_URL")
 
 pytestmark = pytest.mark.slow
 
@@ -89,6 +90,9 @@ def ui_server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: run scripts/setup.sh (it installs Debian's chromium)")
     url = fresh_database(database_url, "kb_test_ui_browser")
+    # A run storage of its own: runs other tests left unfinished (killed processes) in the shared
+    # `dagster` database would otherwise fill the run queue the UI's launch waits in.
+    dagster_url = to_psycopg2_url(fresh_database(database_url, "kb_test_ui_dagster"))
     root = tmp_path_factory.mktemp("ui")
     folder = write_tenant(root / "tenants" / TENANT)
     golden = write_golden(root / "golden.jsonl", PASSING)
@@ -99,6 +103,7 @@ def ui_server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
         "KB_GOLDEN_PATH": str(golden),
         "KB_EVAL_AS_OF": AS_OF,
         "HF_HUB_OFFLINE": "1",
+        "KB_DAGSTER_STORAGE_URL": dagster_url,
     }
     with pytest.MonkeyPatch.context() as patch:
         for name in ENV_CLEARED:
@@ -113,7 +118,7 @@ def ui_server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
         # A release evaluated in-process into the same instance: its gates are read in the UI.
         release = Release.of(kb.pipeline().versions, DRAFTING_CONFIG)
         assert run_release(kb, instance, release, golden).success
-        env = {k: v for k, v in os.environ.items() if k not in ENV_CLEARED}
+        env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
     port = free_port()
     kb_cli = Path(sys.executable).parent / "kb"
     process = subprocess.Popen([str(kb_cli), "ui", "--port", str(port)], env=env)
@@ -149,7 +154,10 @@ def wait_for_materialization(instance: DagsterInstance, asset: str, partition: s
         if instance.fetch_materializations(records_filter, limit=1).records:
             return
         time.sleep(2)
-    raise AssertionError(f"{asset} {partition} was not materialised within {RUN_SECONDS} s")
+    runs = [(run.run_id[:8], run.status.value) for run in instance.get_runs(limit=5)]
+    raise AssertionError(
+        f"{asset} {partition} was not materialised within {RUN_SECONDS} s; latest runs: {runs}"
+    )
 
 
 def test_materialise_one_partition_by_clicking_and_read_the_index_check(ui_server, browser):
