@@ -8,6 +8,7 @@ from pathlib import Path
 
 import psycopg
 from dagster import DagsterInstance
+from psycopg import sql
 
 from kb_retrieval.db.server import kb_home, resolve_database_url, to_psycopg2_url
 
@@ -16,26 +17,26 @@ DAGSTER_DATABASE = "dagster"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def dagster_storage_url(kb_url: str) -> str:
+def dagster_storage_url(kb_url: str, database: str = DAGSTER_DATABASE) -> str:
     """A `dagster` database on the knowledge base's server (created once), or the same database."""
     try:
         with psycopg.connect(kb_url, autocommit=True) as conn:
             exists = conn.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", (DAGSTER_DATABASE,)
+                "SELECT 1 FROM pg_database WHERE datname = %s", (database,)
             ).fetchone()
             if not exists:
-                conn.execute(f"CREATE DATABASE {DAGSTER_DATABASE}")
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
     except psycopg.Error:
         return to_psycopg2_url(kb_url)
     info = psycopg.conninfo.conninfo_to_dict(kb_url)
-    info["dbname"] = DAGSTER_DATABASE
+    info["dbname"] = database
     host = info.pop("host", "")
     user, password = info.pop("user", ""), info.pop("password", "")
     port = info.pop("port", "")
     auth = f"{user}:{password}@" if password else f"{user}@" if user else ""
     netloc = "" if host.startswith("/") else host + (f":{port}" if port else "")
     query = f"?host={host}" + (f"&port={port}" if port else "") if host.startswith("/") else ""
-    return f"postgresql+psycopg2://{auth}{netloc}/{DAGSTER_DATABASE}{query}"
+    return f"postgresql+psycopg2://{auth}{netloc}/{database}{query}"
 
 
 def prepare_environment() -> str:

@@ -25,8 +25,8 @@ from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 
 from kb_pipeline.ingest.partitions import partition_key
 from kb_pipeline.ingest.registration import register_folder
+from kb_pipeline.instance import dagster_storage_url
 from kb_pipeline.resources import KnowledgeBaseResource
-from kb_retrieval.db.server import to_psycopg2_url
 from kb_retrieval.releases import Release
 from tests.test_eval_assets import (
     AS_OF,
@@ -92,7 +92,8 @@ def ui_server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
     url = fresh_database(database_url, "kb_test_ui_browser")
     # A run storage of its own: runs other tests left unfinished (killed processes) in the shared
     # `dagster` database would otherwise fill the run queue the UI's launch waits in.
-    dagster_url = to_psycopg2_url(fresh_database(database_url, "kb_test_ui_dagster"))
+    fresh_database(database_url, "kb_test_ui_dagster")
+    dagster_url = dagster_storage_url(database_url, "kb_test_ui_dagster")
     root = tmp_path_factory.mktemp("ui")
     folder = write_tenant(root / "tenants" / TENANT)
     golden = write_golden(root / "golden.jsonl", PASSING)
