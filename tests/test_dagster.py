@@ -89,6 +89,7 @@ def test_sensor_registers_partitions_and_requests_runs(tmp_path, database_url, m
         "sensor-co/faq_v1",
         "sensor-co/scan_v1",
     ]
+    assert all(r.tags == {"source": "sensor", "tenant": "sensor-co"} for r in result.run_requests)
     unchanged = tenant_folder_sensor(
         build_sensor_context(instance=instance, resources={"kb": kb}, cursor=result.cursor)
     )

@@ -62,7 +62,13 @@ def tenant_folder_sensor(
             if key not in existing:
                 new_keys.append(key)
             if pipeline.build_state(registration.tenant_id, version).state != "indexed":
-                requests.append(RunRequest(run_key=f"{key}@{fingerprint[:12]}", partition_key=key))
+                requests.append(
+                    RunRequest(
+                        run_key=f"{key}@{fingerprint[:12]}",
+                        partition_key=key,
+                        tags={"source": "sensor", "tenant": registration.tenant_id},
+                    )
+                )
         seen[str(folder)] = fingerprint
     return SensorResult(
         run_requests=requests,
