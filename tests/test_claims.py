@@ -100,8 +100,8 @@ def test_greetings_and_closings_are_dropped(draft: str, expected: list[str]) -> 
 
 
 def test_text_after_a_valediction_that_is_not_a_signature_is_kept() -> None:
-    draft = "Thanks,\nPlease note that the balance is due 60 days before departure."
-    assert split_claims(draft) == ["Please note that the balance is due 60 days before departure."]
+    draft = "Thanks,\nPlease note the remaining amount must reach us 60 days ahead of the trip."
+    assert split_claims(draft) == ["Please note the remaining amount must reach us 60 days ahead of the trip."]
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_text_after_a_valediction_that_is_not_a_signature_is_kept() -> None:
     [
         "Cancellations within 7 days of departure are non-refundable.",
         "A 20% deposit confirms your booking.",
-        "The balance is due 60 days before departure.",
+        "The remaining amount must reach us 60 days ahead of the trip.",
         "The minimum age is 16.",
         "Guests over 70 need a letter from their doctor.",
         "Participants must be reasonably fit.",

@@ -168,7 +168,7 @@ def test_conflicting_policy_and_brochure_needs_review_for_refunds():
 
 
 def test_exception_request_and_ambiguity():
-    exception = plan("I know the deposit is non-refundable but could you make an exception for us?")
+    exception = plan("We understand the rules on the down payment, but might you bend them for our family?")
     verdict = decide(exception, [cand("policy_0", Category.STRUCTURED_POLICY, 0.9)], CONFIG)
     assert "EXCEPTION_REQUEST" in {r.value for r in verdict.reason_codes}
     assert verdict.outcome.value == "NEEDS_REVIEW"
@@ -179,7 +179,7 @@ def test_exception_request_and_ambiguity():
         "EXCEPTION_REQUEST",
         "SENSITIVE_TOPIC",
     ]
-    vague_trip = plan("What time is check-in for the Patagonia trek?")
+    vague_trip = plan("When does check-in open for the Patagonia trek?")
     two_trips = [
         cand("jun_0", Category.TRIP_ITINERARY, 0.85, doc="jun"),
         cand("nov_0", Category.TRIP_ITINERARY, 0.84, doc="nov"),
@@ -187,7 +187,7 @@ def test_exception_request_and_ambiguity():
     verdict = decide(vague_trip, two_trips, CONFIG)
     assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
     assert [r.value for r in verdict.reason_codes] == ["AMBIGUOUS_CONTEXT"]
-    dated = plan("What time is check-in for the June 14 Patagonia trek?")
+    dated = plan("When does check-in open for the Patagonia trek leaving 14 June?")
     assert decide(dated, two_trips, CONFIG).outcome.value == "OK_TO_DRAFT"
 
 

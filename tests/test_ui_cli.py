@@ -15,7 +15,7 @@ DEPOSIT = (
 
 
 def test_the_snippet_is_the_sentence_that_answers_not_the_first_one():
-    terms = query_terms("How much deposit do I need to pay to secure a place?", [])
+    terms = query_terms("What share of the trip price reserves our spot up front as a deposit?", [])
     sentence = best_sentence(DEPOSIT, terms, "Booking Terms")
     assert sentence == "A deposit of 30% secures your place and is due within five days of booking."
 
