@@ -215,6 +215,24 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def finish(
+    result: dict[str, Any],
+    name: str,
+    args: Any,
+    config_keys: Sequence[str],
+    info: dict[str, Any],
+    started: float,
+    render: Callable[[dict[str, Any]], str],
+) -> None:
+    """Stamp a benchmark's result (name, config, machine, libraries, wall time) and emit it."""
+    result["benchmark"] = name
+    result["config"] = {key: getattr(args, key) for key in config_keys}
+    result["machine"] = info
+    result["libraries"] = library_versions()
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    emit(result, args.json, render)
+
+
 def emit(result: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], str]) -> None:
     """One JSON object with --json, else the readable summary."""
     result["machine"]["loadavg_end"] = load()

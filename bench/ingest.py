@@ -421,7 +421,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from bench.common import base_parser, bench_home, emit, library_versions, log, machine
+    from bench.common import base_parser, bench_home, finish, log, machine
 
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--replicas", type=int, help="copies of the demo corpus (default 41)")
@@ -443,19 +443,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     with bench_home("ingest", keep=args.keep) as home:
         result = run(args, home)
-    result["benchmark"] = "ingest"
-    result["config"] = {
-        "replicas": args.replicas,
-        "budget_min": args.budget_min,
-        "replay": args.replay,
-        "dagster_replicas": args.dagster_replicas,
-        "quick": args.quick,
-        "per_version": args.per_version,
-    }
-    result["machine"] = info
-    result["libraries"] = library_versions()
-    result["wall_s"] = round(time.perf_counter() - started, 1)
-    emit(result, args.json, render)
+    finish(
+        result,
+        "ingest",
+        args,
+        ("replicas", "budget_min", "replay", "dagster_replicas", "quick", "per_version"),
+        info,
+        started,
+        render,
+    )
 
 
 if __name__ == "__main__":

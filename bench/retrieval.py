@@ -48,8 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import base_parser, bench_home, emit, library_versions, log, machine
-from bench.retrieval_latency import SERIES, latency_series
+from bench.common import base_parser, bench_home, finish, log, machine
+from bench.retrieval_latency import latency_series
 from bench.retrieval_measure import (
     embedding_threads,
     golden_queries,
@@ -177,17 +177,28 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     with bench_home("retrieval", keep=args.keep) as home:
         result = run(args, home)
-    result["benchmark"] = "retrieval"
-    result["config"] = {
-        key: getattr(args, key)
-        for key in ("sizes", "queries", "leg_queries", "snapshot_repeats", "mix", "noise", "seed",
-                    "timeout_s", "budget_s", "maintenance_work_mem", "sweep", "quick")
-    }  # fmt: skip
-    result["config"]["series"] = {name: overrides for name, overrides, _ in SERIES}
-    result["machine"] = info
-    result["libraries"] = library_versions()
-    result["wall_s"] = round(time.perf_counter() - started, 1)
-    emit(result, args.json, render)
+    finish(
+        result,
+        "retrieval",
+        args,
+        (
+            "sizes",
+            "queries",
+            "leg_queries",
+            "snapshot_repeats",
+            "mix",
+            "noise",
+            "seed",
+            "timeout_s",
+            "budget_s",
+            "maintenance_work_mem",
+            "sweep",
+            "quick",
+        ),
+        info,
+        started,
+        render,
+    )
 
 
 if __name__ == "__main__":

@@ -38,9 +38,8 @@ from bench.common import (
     REPO,
     base_parser,
     bench_home,
-    emit,
+    finish,
     header,
-    library_versions,
     log,
     machine,
     percentile,
@@ -306,24 +305,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     with bench_home("serve", keep=args.keep) as home:
         result = run(args, home)
-    result["benchmark"] = "serve"
-    result["config"] = {
-        key: getattr(args, key)
-        for key in (
-            "tenant_chunks",
-            "requests",
-            "queries",
-            "workers",
-            "mix",
-            "noise",
-            "seed",
-            "quick",
-        )
-    }
-    result["machine"] = info
-    result["libraries"] = library_versions()
-    result["wall_s"] = round(time.perf_counter() - started, 1)
-    emit(result, args.json, render)
+    finish(
+        result,
+        "serve",
+        args,
+        ("tenant_chunks", "requests", "queries", "workers", "mix", "noise", "seed", "quick"),
+        info,
+        started,
+        render,
+    )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import base_parser, bench_home, emit, library_versions, log, machine, summary
+from bench.common import base_parser, bench_home, finish, log, machine, summary
 
 STAGES = ((None, None), (32, 2048), (64, 1024), (64, 2048), (64, 4096), (96, 2048), (128, 2048))
 K = 24
@@ -188,12 +188,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     with bench_home("vector_scan", keep=args.keep) as home:
         result = run(args, home)
-    result["benchmark"] = "vector_scan"
-    result["config"] = {k: getattr(args, k) for k in ("sizes", "queries", "mix", "noise", "seed")}
-    result["machine"] = info
-    result["libraries"] = library_versions()
-    result["wall_s"] = round(time.perf_counter() - started, 1)
-    emit(result, args.json, render)
+    finish(
+        result,
+        "vector_scan",
+        args,
+        ("sizes", "queries", "mix", "noise", "seed"),
+        info,
+        started,
+        render,
+    )
 
 
 if __name__ == "__main__":
