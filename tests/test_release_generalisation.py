@@ -127,7 +127,9 @@ def held_out_spec(tmp_path: Path, *, unsafe: str = "", extra: str = "") -> str:
 
 def run(kb, instance, release, assets, spec: str, golden: Path | None = None):
     register_candidate(kb, instance, release)
-    ops: dict[str, Any] = {"release_generalisation": {"config": {"golden": spec}}}
+    ops: dict[str, Any] = {}
+    if spec:
+        ops["release_generalisation"] = {"config": {"golden": spec}}
     if golden is not None:
         ops["release_evaluation"] = {"config": {"golden_path": str(golden), "as_of": FIRST}}
     return materialize(
@@ -230,6 +232,27 @@ def test_an_unsafe_held_out_operator_blocks_promotion(kb, tmp_path):
     )
     message = alone.failure_data_for_node("release_promotion").error.message
     assert "failed held-out safety" in message and "missed by gen-island" in message
+
+
+def test_promotion_alone_refuses_a_release_without_a_held_out_run(kb, tmp_path):
+    instance = DagsterInstance.ephemeral()
+    release = Release.of(kb.pipeline().versions, DRAFTING.model_copy(update={"pack_max": 7}))
+    own = write_golden(tmp_path / "own.jsonl", cases("gen-fjord") + cases("gen-desert"))
+    evaluated = run(
+        kb, instance, release, [release_index, release_evaluation, *release_gates], "", own
+    )
+    assert evaluated.success, "the six gates passed"
+    alone = materialize(
+        [release_promotion],
+        partition_key=release.release_id,
+        instance=instance,
+        resources={"kb": kb},
+        raise_on_error=False,
+    )
+    message = alone.failure_data_for_node("release_promotion").error.message
+    assert "has no stored leave-one-operator-out run" in message
+    active = active_release(kb.database())
+    assert active is None or active.release_id != release.release_id
 
 
 def test_a_missing_operator_fails_the_run_and_names_it(kb, tmp_path):
