@@ -37,7 +37,7 @@ def minilm_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedding, "_load_sentence_transformer", refuse)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def minilm_release_db(database_url: str) -> str:
     """A fresh database whose active release is a MiniLM release (built before the ban)."""
     url = fresh_database(database_url, "kb_test_lazy_retriever")
