@@ -23,6 +23,7 @@ from kb_eval.calibration import (
 from kb_eval.golden import GoldenCase, load_golden
 from kb_eval.golden_eval import evaluate_cases
 from kb_eval.metrics import aggregate
+from kb_retrieval.db.connection import Database
 from kb_retrieval.retrieval.retriever import Retriever
 
 CV_MODES = ("tenant",)
@@ -148,6 +149,44 @@ def cross_validate(
         "models": models,
         "details": all_details,
     }
+
+
+class MissingTenantError(ValueError):
+    """An operator of a golden file that this knowledge base has never ingested."""
+
+
+def require_tenants(db: Database, sets: Sequence[CaseSet]) -> None:
+    """Every operator of `sets` is ingested here; else an error naming each missing one."""
+    known = set(db.tenants())
+    missing = sorted(
+        {
+            (case.tenant_id, str(s.path))
+            for s in sets
+            for case in s.cases
+            if case.tenant_id not in known
+        }
+    )
+    if missing:
+        named = ", ".join(f"{tenant!r} ({path})" for tenant, path in missing)
+        raise MissingTenantError(
+            f"operator(s) not ingested in this knowledge base: {named}; ingest each folder first "
+            "(kb ingest DIR) or remove its golden file from the leave-one-operator-out list"
+        )
+
+
+def run_cross_validation(
+    retriever: Retriever, sets: Sequence[CaseSet], *, refit: bool = True
+) -> dict[str, Any]:
+    """The protocol of `kb eval ... --cv tenant` and of every release (`release_generalisation`):
+    every operator ingested, at least two of them when fitting, then `cross_validate`."""
+    require_tenants(retriever.db, sets)
+    operators = {case.tenant_id for s in sets for case in s.cases}
+    if refit and len(operators) < 2:
+        raise ValueError(
+            f"leave-one-operator-out needs at least two operators; the golden files hold "
+            f"{', '.join(sorted(operators)) or 'none'}"
+        )
+    return cross_validate(retriever, sets, refit=refit)
 
 
 def _clone(retriever: Retriever, config: Any) -> Retriever:

@@ -13,8 +13,9 @@ from kb_pipeline.ingest.assets import document_chunks, parsed_documents
 from kb_pipeline.ingest.jobs import ingest_job
 from kb_pipeline.ingest.sensors import tenant_folder_sensor
 from kb_pipeline.release.assets import release_index, release_promotion
-from kb_pipeline.release.checks import release_gates
+from kb_pipeline.release.checks import generalisation_checks, release_gates
 from kb_pipeline.release.evaluation import release_evaluation
+from kb_pipeline.release.generalisation import release_generalisation
 from kb_pipeline.release.sensors import release_candidate_sensor, release_job
 from kb_pipeline.resources import KnowledgeBaseResource
 
@@ -35,10 +36,11 @@ defs = Definitions(
         search_index,
         release_index,
         release_evaluation,
+        release_generalisation,
         release_promotion,
         staleness_report_asset,
     ],
-    asset_checks=release_gates,
+    asset_checks=[*release_gates, *generalisation_checks],
     jobs=[ingest_job, release_job, staleness_job],
     sensors=[tenant_folder_sensor, release_candidate_sensor],
     schedules=[nightly_staleness_schedule],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 from dagster import ConfigurableResource
@@ -26,6 +27,14 @@ class KnowledgeBaseResource(ConfigurableResource):
 
     database_url: str = ""
     embedder: str = "minilm"
+
+    @classmethod
+    def from_env(cls) -> KnowledgeBaseResource:
+        """`KB_DATABASE_URL` (else the embedded server) and `KB_EMBEDDER` (default minilm)."""
+        return cls(
+            database_url=os.environ.get("KB_DATABASE_URL", ""),
+            embedder=os.environ.get("KB_EMBEDDER", "minilm"),
+        )
 
     def knowledge_base(self) -> KnowledgeBase:
         return _knowledge_base(self.database_url, self.embedder)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from kb_retrieval.db import Database, resolve_database_url
@@ -25,9 +26,33 @@ def make_embedder(kind: str = "minilm") -> Embedder:
 
 @dataclass
 class KnowledgeBase:
+    """The database, the pipeline that fills it, and the retriever of the active release.
+
+    The retriever is built on first use (`kb ingest` never needs it, so a fake-embedder ingest
+    never constructs the active release's query embedder); a retriever passed in is used as is.
+    """
+
     db: Database
     pipeline: IngestionPipeline
-    retriever: Retriever
+    _retriever: Retriever | None = None
+    config: RetrievalConfig | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def retriever(self) -> Retriever:
+        with self._lock:
+            if self._retriever is None:
+                self._retriever = serving_retriever(self.db, self.pipeline, self.config)
+            return self._retriever
+
+
+def serving_retriever(
+    db: Database, pipeline: IngestionPipeline, config: RetrievalConfig | None = None
+) -> Retriever:
+    """A retriever of the active release (its versions and query embedder), else the pipeline's."""
+    config = config or RetrievalConfig.from_env()
+    served = serving(db, pipeline.embedder, pipeline.versions)
+    return Retriever(db, served.embedder, served.versions, config, reranker_from_config(config))
 
 
 def open_knowledge_base(
@@ -36,9 +61,4 @@ def open_knowledge_base(
     db = Database(url or resolve_database_url())
     db.migrate()
     pipeline = IngestionPipeline(db, make_embedder(embedder))
-    config = config or RetrievalConfig.from_env()
-    served = serving(db, pipeline.embedder, pipeline.versions)
-    retriever = Retriever(
-        db, served.embedder, served.versions, config, reranker_from_config(config)
-    )
-    return KnowledgeBase(db, pipeline, retriever)
+    return KnowledgeBase(db, pipeline, config=config or RetrievalConfig.from_env())

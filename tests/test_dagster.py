@@ -41,6 +41,7 @@ def test_definitions_load_with_groups_and_kinds():
         "search_index",
         "release_index",
         "release_evaluation",
+        "release_generalisation",
         "release_promotion",
         "staleness_report",
     }

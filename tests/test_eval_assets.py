@@ -28,8 +28,9 @@ from kb_eval.golden_eval import evaluate_cases
 from kb_pipeline.cli.drafts_cmd import eval_drafts
 from kb_pipeline.definitions import defs
 from kb_pipeline.release.assets import release_index, release_promotion
-from kb_pipeline.release.checks import release_gates
+from kb_pipeline.release.checks import generalisation_checks, release_gates
 from kb_pipeline.release.evaluation import release_evaluation, release_retriever
+from kb_pipeline.release.generalisation import release_generalisation
 from kb_pipeline.release.partitions import candidate_release, register_candidate, release_partitions
 from kb_pipeline.release.sensors import release_candidate_sensor
 from kb_pipeline.release.settings import EvaluationConfig, resolve_settings, sensor_run_config
@@ -58,7 +59,22 @@ SHUTTLE = "The shuttle leaves the Huaraz office at 06:30 every morning of the tr
 REFUND = "Cancellations within 7 calendar days of departure are non-refundable."
 # Thresholds low enough for the fake embedder's confidences, so that cases are drafted.
 DRAFTING_CONFIG = RetrievalConfig(low_confidence_threshold=0.1, unknown_threshold=0.05)
-RELEASE_ASSETS = [release_index, release_evaluation, release_promotion, *release_gates]
+RELEASE_ASSETS = [
+    release_index,
+    release_evaluation,
+    release_generalisation,
+    release_promotion,
+    *release_gates,
+    *generalisation_checks,
+]
+# A second operator, so that every release also runs leave one operator out (two operators).
+SECOND = "eval-two"
+SECOND_MANIFEST = f"""tenant_id: {SECOND}
+documents:
+  - {{doc_id: faq, doc_version_id: two_faq_v1, title: FAQ, category: faq, source: faq.md,
+      last_reviewed_at: 2026-10-01}}
+"""
+BIKES = "Rental bikes are handed out at the Lucca station kiosk from 08:00."
 
 
 def case(case_id: str, email: str, doc: str, quote: str, **extra: Any) -> dict[str, Any]:
@@ -98,14 +114,32 @@ def write_tenant(root: Path) -> Path:
     return root
 
 
+def write_second_tenant(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "faq.md").write_text(f"# Bikes\n\n{BIKES}\n", "utf-8")
+    (root / "kb.yaml").write_text(SECOND_MANIFEST, "utf-8")
+    return root
+
+
+def held_out_golden(path: Path) -> Path:
+    """Both operators' cases, for the release's leave-one-operator-out run."""
+    bikes = {
+        **case("bikes", "Where can we collect the rental bikes?", "two_faq_v1", "Lucca station"),
+        "tenant_id": SECOND,
+    }
+    return write_golden(path, [*PASSING, bikes])
+
+
 @pytest.fixture(scope="module")
 def kb(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBaseResource:
     url = fresh_database(database_url, "kb_test_eval_assets")
     resource = KnowledgeBaseResource(database_url=url, embedder="fake-hash")
     pipeline = resource.pipeline()
-    folder = write_tenant(tmp_path_factory.mktemp("tenants") / TENANT)
-    for version in pipeline.register(folder).registered:
-        pipeline.run_all(TENANT, version)
+    root = tmp_path_factory.mktemp("tenants")
+    for folder in (write_tenant(root / TENANT), write_second_tenant(root / SECOND)):
+        registration = pipeline.register(folder)
+        for version in registration.registered:
+            pipeline.run_all(registration.tenant_id, version)
     return resource
 
 
@@ -114,12 +148,18 @@ def run_release(
 ):
     register_candidate(kb, instance, release)
     config = {"golden_path": str(golden), "as_of": AS_OF}
+    held_out = held_out_golden(golden.with_name(f"held-out-{golden.name}"))
     return materialize(
         RELEASE_ASSETS,
         partition_key=release.release_id,
         instance=instance,
         resources={"kb": kb},
-        run_config={"ops": {"release_evaluation": {"config": config}}},
+        run_config={
+            "ops": {
+                "release_evaluation": {"config": config},
+                "release_generalisation": {"config": {"golden": f"{held_out}@{AS_OF}"}},
+            }
+        },
         raise_on_error=False,
     )
 
@@ -134,7 +174,11 @@ def test_passing_gates_promote_the_release_in_the_same_run(kb, tmp_path):
     release = Release.of(kb.pipeline().versions, DRAFTING_CONFIG)
     result = run_release(kb, instance, release, write_golden(tmp_path / "g.jsonl", PASSING))
     assert result.success
-    checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
+    checks = {
+        c.check_name: c.passed
+        for c in result.get_asset_check_evaluations()
+        if c.check_name.startswith("gate_")
+    }
     assert checks == {
         f"gate_{name}": True
         for name in (
@@ -147,7 +191,7 @@ def test_passing_gates_promote_the_release_in_the_same_run(kb, tmp_path):
         )
     }
     index = metadata_of(result, "release_index")
-    assert index["indexed"] == 2 and index["documents"] == 2
+    assert index["indexed"] == 3 and index["documents"] == 3, "both operators"
     evaluation = metadata_of(result, "release_evaluation")
     assert evaluation["recall_at_10"] == 1.0 and evaluation["cases"] == 2
     assert evaluation["policy_claims"] >= 1, "the refund case was drafted with a policy claim"
@@ -203,8 +247,8 @@ def test_sensor_registers_the_candidate_release_once_and_the_job_holds_the_gates
     assert isinstance(again, SkipReason)
     job = defs.resolve_job_def("release_job")
     checks = {key.name for key in job.asset_layer.asset_graph.asset_check_keys}
-    assert checks == {g.check_key.name for g in release_gates}
-    assert {"release_index", "release_evaluation", "release_promotion"} <= set(
+    assert checks == {g.check_key.name for g in [*release_gates, *generalisation_checks]}
+    assert {"release_index", "release_evaluation", "release_generalisation"} <= set(
         job.graph.node_names()
     )
 

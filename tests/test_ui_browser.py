@@ -32,9 +32,11 @@ from tests.test_eval_assets import (
     AS_OF,
     DRAFTING_CONFIG,
     PASSING,
+    SECOND,
     TENANT,
     run_release,
     write_golden,
+    write_second_tenant,
     write_tenant,
 )
 from tests.test_releases import fresh_database
@@ -116,6 +118,7 @@ def ui_server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
         instance = persistent_instance()
         kb = KnowledgeBaseResource(database_url=url, embedder="fake-hash")
         register_folder(kb.pipeline(), instance, folder)
+        register_folder(kb.pipeline(), instance, write_second_tenant(root / "tenants" / SECOND))
         # A release evaluated in-process into the same instance: its gates are read in the UI.
         release = Release.of(kb.pipeline().versions, DRAFTING_CONFIG)
         assert run_release(kb, instance, release, golden).success

@@ -101,9 +101,8 @@ def _evaluate_one(golden: Path, day: date, as_json: bool) -> None:
 
 
 def _cross_validate(specs: list[tuple[Path, date]], as_json: bool, refit: bool) -> None:
-    from kb_eval.cross_validation import cross_validate, format_cv_table, load_case_sets
+    from kb_eval.cross_validation import format_cv_table, load_case_sets, run_cross_validation
     from kb_eval.golden import GoldenFormatError
-    from kb_retrieval.db.connection import UnknownTenantError
     from kb_retrieval.service import open_knowledge_base
 
     try:
@@ -113,8 +112,8 @@ def _cross_validate(specs: list[tuple[Path, date]], as_json: bool, refit: bool) 
         raise typer.Exit(2) from error
     kb = open_knowledge_base()
     try:
-        report: dict[str, Any] = cross_validate(kb.retriever, sets, refit=refit)
-    except UnknownTenantError as error:
+        report: dict[str, Any] = run_cross_validation(kb.retriever, sets, refit=refit)
+    except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from error
     if as_json:

@@ -60,7 +60,7 @@ def ingest_folder(
         from kb_pipeline.instance import persistent_instance
 
         instance = persistent_instance()
-    kb = kb or KnowledgeBaseResource()
+    kb = kb or KnowledgeBaseResource.from_env()
     pipeline = kb.pipeline()
     registered = register_folder(pipeline, instance, folder)
     by_key: dict[str, dict[str, Any]] = {}

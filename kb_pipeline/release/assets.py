@@ -4,9 +4,11 @@ from collections import Counter
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
-from kb_eval.gates import failed_gates, gate_label
+from kb_eval.cv_store import latest_generalisation
+from kb_eval.gates import failed_gates, failed_generalisation_gates, gate_label
 from kb_pipeline.index.assets import EMBEDDING_POOL
 from kb_pipeline.release.evaluation import RUN_KIND, release_evaluation
+from kb_pipeline.release.generalisation import release_generalisation
 from kb_pipeline.release.partitions import release_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_pipeline.table_metadata import table
@@ -76,13 +78,14 @@ def release_index(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> 
 
 
 @asset(
-    deps=[release_evaluation],
+    deps=[release_evaluation, release_generalisation],
     partitions_def=release_partitions,
     group_name="release",
     kinds={"postgres"},
     description=(
         "Marks the release active for retrieval; refuses unless the release's stored evaluation "
-        "passed every gate (checked here, so materialising it alone cannot bypass the gates)."
+        "passed every gate and its held-out run the safety targets (checked here, so "
+        "materialising it alone cannot bypass them)."
     ),
 )
 def release_promotion(
@@ -93,6 +96,7 @@ def release_promotion(
     if before is not None and before.release_id == context.partition_key:
         return MaterializeResult(metadata={"release_id": before.release_id, "already_active": True})
     evaluation = require_passed_gates(db, context.partition_key)
+    held_out = require_safe_held_out(db, context.partition_key)
     try:
         record = promote_release(db, context.partition_key)
     except LookupError as error:
@@ -104,6 +108,7 @@ def release_promotion(
             "promoted_at": record.promoted_at.isoformat() if record.promoted_at else "",
             "components": MetadataValue.json(record.release.key),
             "evaluation_run_id": evaluation.run_id,
+            "generalisation_run_id": held_out,
         }
     )
 
@@ -126,3 +131,24 @@ def require_passed_gates(db: Database, release_id: str) -> ReleaseRun:
             metadata={"failed_gates": ", ".join(missed), "evaluation_run_id": run.run_id},
         )
     return run
+
+
+def require_safe_held_out(db: Database, release_id: str) -> str:
+    """The release's latest held-out run id; Failure when none is stored or it missed a blocking
+    (safety) target. The quality targets are warnings and never stop promotion."""
+    stored = latest_generalisation(db, release_id)
+    if stored is None:
+        raise Failure(
+            description=f"release {release_id} has no stored leave-one-operator-out run: "
+            "materialise release_generalisation (and its checks) first"
+        )
+    missed = failed_generalisation_gates(stored.pooled, stored.per_operator)
+    if missed:
+        labels = "; ".join(
+            f"{r.gate.label} (missed by {', '.join(r.missed_by) or 'no operator'})" for r in missed
+        )
+        raise Failure(
+            description=f"release {release_id} failed held-out safety in {stored.run_id}: {labels}",
+            metadata={"failed_checks": ", ".join(r.gate.name for r in missed)},
+        )
+    return stored.run_id
