@@ -92,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="passes over the queries")
     parser.add_argument("--build-only", action="store_true", help="build the tenant, no runs")
     parser.add_argument("--profile", action="store_true", help="cProfile one pass of retrieve")
+    parser.add_argument("--packs", type=Path, help="write the first round's packs here (JSONL)")
     parser.add_argument("--mix", type=float, default=0.5)
     parser.add_argument("--noise", type=float, default=0.02)
     parser.add_argument("--seed", type=int, default=7)

@@ -6,11 +6,13 @@ import cProfile
 import gc
 import hashlib
 import io
+import json
 import pstats
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,7 +46,7 @@ def measure(db: Any, pipeline: Any, queries: list[dict[str, Any]], args: Any) ->
             "spill_mib": round(snapshot.file_nbytes / 2**20, 1),
         }
         log(f"snapshot {out['snapshot']}; retrieve x{args.rounds * len(queries)}")
-        out["retrieve"] = retrieve_series(retriever, queries, args.rounds, worker)
+        out["retrieve"] = retrieve_series(retriever, queries, args.rounds, worker, args.packs)
         log("steps alone")
         out["steps"] = steps_alone(retriever, snapshot, queries, worker)
         log("recall against the exact scan")
@@ -89,7 +91,11 @@ def current_snapshot(retriever: Any) -> Any:
 
 
 def retrieve_series(
-    retriever: Any, queries: list[dict[str, Any]], rounds: int, worker: ThreadPoolExecutor
+    retriever: Any,
+    queries: list[dict[str, Any]],
+    rounds: int,
+    worker: ThreadPoolExecutor,
+    packs: Path | None = None,
 ) -> dict[str, Any]:
     """Wall and thread CPU ms of `retrieve`, the library's step timings, GC time, pack hash."""
     from kb_retrieval.retrieval.pack import dumps_pack
@@ -108,6 +114,8 @@ def retrieve_series(
     walls, cpus, gcs = [], [], []
     steps: dict[str, list[float]] = {}
     digest = hashlib.sha256()
+    written: list[dict[str, Any]] = []
+    cases: list[tuple[float, str, int, float, dict[str, float]]] = []
     gc.callbacks.append(on_gc)
     try:
         for round_ in range(rounds):
@@ -119,11 +127,16 @@ def retrieve_series(
                 gcs.append(sum(gc_ms[before:]))
                 for step, ms in result.timings_ms.items():
                     steps.setdefault(step, []).append(ms)
+                variants = len(result.plan.variants) if result.plan else 0
+                cases.append((cpu, case["case_id"], variants, wall, result.timings_ms))
                 if round_ == 0:
                     digest.update(case["case_id"].encode())
                     digest.update(dumps_pack(result.pack).encode())
+                    written.append({"case_id": case["case_id"], "pack": result.pack})
     finally:
         gc.callbacks.remove(on_gc)
+    if packs is not None:
+        packs.write_text("".join(json.dumps(p, sort_keys=True) + "\n" for p in written), "utf-8")
     return {
         "wall_ms": summary(walls),
         "cpu_ms": summary(cpus),
@@ -133,6 +146,19 @@ def retrieve_series(
             k: round(float(np.percentile(v, 95)), 2) for k, v in sorted(steps.items())
         },
         "packs_sha256": digest.hexdigest(),
+        "cpu_ms_by_variants": {
+            n: summary([c[0] for c in cases if c[2] == n]) for n in sorted({c[2] for c in cases})
+        },
+        "slowest": [
+            {
+                "case_id": c[1],
+                "variants": c[2],
+                "cpu_ms": round(c[0], 1),
+                "wall_ms": round(c[3], 1),
+                "timings_ms": c[4],
+            }
+            for c in sorted(cases, key=lambda c: -c[0])[:5]
+        ],
     }
 
 
@@ -209,7 +235,8 @@ def recall(
 
 
 def profile(retriever: Any, queries: list[dict[str, Any]], worker: ThreadPoolExecutor) -> list[str]:
-    """cProfile of one pass of `retrieve` over the queries: the top functions by own time."""
+    """cProfile of one pass of `retrieve` over the queries: the top functions by own time and
+    the library's functions by cumulative time."""
     profiler = cProfile.Profile()
 
     def run() -> None:
@@ -220,13 +247,14 @@ def profile(retriever: Any, queries: list[dict[str, Any]], worker: ThreadPoolExe
 
     worker.submit(run).result()
     text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(30)
+    stats = pstats.Stats(profiler, stream=text)
+    stats.sort_stats("tottime").print_stats(30)
+    stats.sort_stats("cumulative").print_stats("kb_retrieval", 40)
     return text.getvalue().splitlines()
 
 
 def render(result: dict[str, Any]) -> str:
     lines = header(result)
-    lines.append(f"setup: {result.get('setup')}")
     if "retrieve" not in result:
         return "\n".join(lines)
     r = result["retrieve"]
@@ -243,6 +271,8 @@ def render(result: dict[str, Any]) -> str:
     lines.append(f"timings_ms mean: {r['steps_mean_ms']}")
     lines.append(f"timings_ms p95: {r['steps_p95_ms']}")
     lines.append(f"packs sha256 (first round): {r['packs_sha256']}")
+    lines.append(f"cpu ms by number of variants: {r['cpu_ms_by_variants']}")
+    lines += [f"slow: {case}" for case in r["slowest"]]
     s = result["steps"]
     lines.append(f"steps alone ({s['plans']} plans, {s['variants']} variants):")
     lines.append(

@@ -325,13 +325,15 @@ class TenantSnapshot:
             finite = np.isfinite(np.take_along_axis(approx, picked, axis=0))
         else:
             positions = self.lists.probe(projected, size)
-            approx = _similarities(self.scan[positions], projected)
+            approx = _similarities(np.take(self.scan, positions, axis=0), projected)
             approx += penalty[positions][:, None]
             local = first_stage.best_windows(approx, size)
             finite = np.isfinite(np.take_along_axis(approx, local, axis=0))
             picked = self.lists.order[positions[local]]
-        windows = np.unique(picked[finite])
-        exact = _similarities(self.vectors[windows], queries)
+        marked = np.zeros(self.vector_count, dtype=bool)
+        marked[picked[finite]] = True
+        windows = np.flatnonzero(marked)
+        exact = _similarities(np.take(self.vectors, windows, axis=0), queries)
         per_column = []
         for column in range(len(queries)):
             chosen = picked[finite[:, column], column]
