@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import cProfile
 import gc
 import hashlib
@@ -51,6 +52,8 @@ def measure(db: Any, pipeline: Any, queries: list[dict[str, Any]], args: Any) ->
         out["steps"] = steps_alone(retriever, snapshot, queries, worker)
         log("recall against the exact scan")
         out["recall"] = recall(retriever, snapshot, queries, worker)
+        log("reload after one changed version")
+        out["reload"] = reload_one_version(retriever, snapshot, queries, worker)
         if args.profile:
             out["profile"] = profile(retriever, queries, worker)
     return out
@@ -234,6 +237,61 @@ def recall(
     }
 
 
+def reload_one_version(
+    retriever: Any, snapshot: Any, queries: list[dict[str, Any]], worker: ThreadPoolExecutor
+) -> dict[str, Any]:
+    """Reload as if one version had just been published (its rows read, the others reused
+    from the loaded snapshot) against the fresh load of the same generation: wall and thread
+    CPU ms, the top functions of the reload, and whether both give the same legs' hits, rows,
+    cosines and idf on every plan (what the packs are made of)."""
+    from kb_retrieval.retrieval.retriever import _all_terms
+    from kb_retrieval.retrieval.snapshot_store import load_snapshot
+    from kb_retrieval.text.analyzer import analyze
+
+    victim = snapshot.version_ids[len(snapshot.version_ids) // 2]
+    previous = copy.copy(snapshot)
+    previous.builds = {v: b for v, b in snapshot.builds.items() if v != victim}
+    profiler = cProfile.Profile()
+
+    def reload() -> Any:
+        with retriever.db.tenant(MEASURED) as conn:
+            profiler.enable()
+            try:
+                return load_snapshot(conn, snapshot.key, snapshot.generation, 10**9, previous)
+            finally:
+                profiler.disable()
+
+    reloaded, wall, cpu = timed(reload, worker)
+    assert reloaded is not None and reloaded.fetched_versions == (victim,)
+    cfg = retriever.config
+    same = 0
+    plans = [retrieve(retriever, case).plan for case in queries]
+    plans = [p for p in plans if p is not None and p.quality_ok]
+    for plan in plans:
+        texts = [v.text for v in plan.variants]
+        vectors = retriever.embedder.embed_query(texts)
+        terms = [analyze(t) for t in texts]
+        outputs = []
+        for snap in (snapshot, reloaded):
+            _versions, mask = snap.scope(AS_OF, audit=False)
+            vhits = worker.submit(snap.vector_leg, mask, vectors, cfg.k_vector).result()
+            lhits = snap.lexical_leg(mask, terms, cfg.k_lexical, cfg.bm25_k1, cfg.bm25_b)
+            pks = sorted({pk for _, pk, _ in vhits + lhits})
+            rows = [snap.row(pk) for pk in pks]
+            sims = snap.candidate_sims(pks, vectors)
+            idf = snap.term_idf(mask, _all_terms(terms))
+            outputs.append((vhits, lhits, rows, sims, idf))
+        same += outputs[0] == outputs[1]
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(15)
+    return {
+        "wall_ms": round(wall, 1),
+        "cpu_ms": round(cpu, 1),
+        "plans_identical": f"{same}/{len(plans)}",
+        "profile": text.getvalue().splitlines(),
+    }
+
+
 def profile(retriever: Any, queries: list[dict[str, Any]], worker: ThreadPoolExecutor) -> list[str]:
     """cProfile of one pass of `retrieve` over the queries: the top functions by own time and
     the library's functions by cumulative time."""
@@ -292,5 +350,8 @@ def render(result: dict[str, Any]) -> str:
         )
     )
     lines.append(f"vector recall vs exact: {result['recall']}")
+    reload = {k: v for k, v in result["reload"].items() if k != "profile"}
+    lines.append(f"reload after one changed version: {reload}")
+    lines += result["reload"]["profile"]
     lines += result.get("profile", [])
     return "\n".join(lines)
