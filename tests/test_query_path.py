@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from kb_retrieval.retrieval import first_stage
+from kb_retrieval.retrieval import first_stage, postings
+from kb_retrieval.retrieval.postings import build_postings, merge_postings
 from kb_retrieval.retrieval.snapshot import TenantSnapshot
 from tests.test_snapshot_compact import (
     DIM,
@@ -139,3 +140,48 @@ def test_top_k_breaks_ties_by_chunk_id_and_skips_unmatched():
     assert [pk for _, pk, _ in everything] == [
         int(snapshot.chunk_pk[i]) for i in (7, 11, 23, 3, 19)
     ]
+
+
+def _scratch_equal(merged, scratch) -> None:
+    assert list(merged) == list(scratch)
+    assert merged.bounds.tolist() == scratch.bounds.tolist()
+    assert merged.rows.tolist() == scratch.rows.tolist()
+    assert merged.tfs.tolist() == scratch.tfs.tolist()
+
+
+def test_merged_postings_with_interleaved_and_reordered_rows_equal_a_fresh_build(monkeypatch):
+    rng = np.random.default_rng(8)
+    words = [f"w{i}" for i in range(25)]
+    freqs = [
+        {w: int(rng.integers(1, 5)) for w in rng.choice(words, 5, replace=False)} for _ in range(60)
+    ]
+    old = build_postings(freqs[:45])
+    kept = [i for i in range(45) if i % 4]
+    # new order: the kept old chunks keep their order, the fresh ones fall between them
+    fresh_rows = np.array(sorted(rng.choice(len(kept) + 15, 15, replace=False)))
+    old_rows = np.array([r for r in range(len(kept) + 15) if r not in set(fresh_rows)])
+    remap = np.full(45, -1, dtype=np.int64)
+    remap[kept] = old_rows
+    fresh = build_postings(freqs[45:])
+    sorts = []
+    whole_sort = postings._from_pairs
+    monkeypatch.setattr(postings, "_from_pairs", lambda *a: sorts.append(1) or whole_sort(*a))
+    merged = merge_postings(old, remap, fresh, fresh_rows)
+    assert not sorts, "kept pairs in order: the added ones are inserted, nothing re-sorted"
+    order = [None] * (len(kept) + 15)
+    for old_index, row in zip(kept, old_rows, strict=True):
+        order[row] = freqs[old_index]
+    for fresh_index, row in enumerate(fresh_rows):
+        order[row] = freqs[45 + fresh_index]
+    monkeypatch.undo()
+    _scratch_equal(merged, build_postings(order))
+    monkeypatch.setattr(postings, "_from_pairs", lambda *a: sorts.append(1) or whole_sort(*a))
+    # kept chunks in another order: the general path (a full sort) gives the same
+    shuffled = rng.permutation(old_rows)
+    remap[kept] = shuffled
+    merged = merge_postings(old, remap, fresh, fresh_rows)
+    assert sorts
+    monkeypatch.undo()
+    for old_index, row in zip(kept, shuffled, strict=True):
+        order[row] = freqs[old_index]
+    _scratch_equal(merged, build_postings(order))

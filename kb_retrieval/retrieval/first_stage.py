@@ -24,11 +24,14 @@ SCAN_DIMS = 64
 SHORTLIST_WINDOWS = 2048
 # The projection is fitted on at most this many windows (every n-th, in window order).
 FIT_WINDOWS = 8192
-# Coarse lists: about this many windows per list, fitted on at most KMEANS_SAMPLE windows.
+# Coarse lists: about WINDOWS_PER_LIST windows per list, fitted on SAMPLE_PER_LIST windows per
+# list (every n-th), KMEANS_ITERATIONS rounds. At 272k windows a sample of 16k windows and 4
+# rounds kept recall 0.995 for 1.2 s of CPU against 1.9 s for 32k and 8 rounds; 8k windows (15
+# per list) dropped it to 0.89 (bench/query_path.py, docs/benchmarks.md).
 LISTS_ABOVE_WINDOWS = 65536
 WINDOWS_PER_LIST = 512
-KMEANS_SAMPLE = 32768
-KMEANS_ITERATIONS = 8
+SAMPLE_PER_LIST = 32
+KMEANS_ITERATIONS = 4
 PROBE_SHARE = 16
 
 
@@ -64,15 +67,15 @@ class CoarseLists:
 def coarse_lists(scan: np.ndarray) -> CoarseLists | None:
     """k-means lists of the projected windows (None below `LISTS_ABOVE_WINDOWS`): centroids
     initialised with evenly spaced sample windows, `KMEANS_ITERATIONS` rounds on a fixed
-    sample (every n-th window), then every window assigned to its best centroid (ties: the
-    first). In torch, on the query embedder's thread pool."""
+    sample (every n-th window, `SAMPLE_PER_LIST` per list), then every window assigned to its
+    best centroid (ties: the first). In torch, on the query embedder's thread pool."""
     import torch
 
     count = len(scan) // WINDOWS_PER_LIST
     if len(scan) <= LISTS_ABOVE_WINDOWS or count < 2:
         return None
     data = torch.from_numpy(np.ascontiguousarray(scan, dtype=np.float32))
-    sample = data[:: max(1, len(scan) // KMEANS_SAMPLE)]
+    sample = data[:: max(1, len(scan) // (SAMPLE_PER_LIST * count))]
     centroids = sample[:: max(1, len(sample) // count)][:count].clone()
     with torch.inference_mode():
         for _ in range(KMEANS_ITERATIONS):
