@@ -89,9 +89,8 @@ def merge_postings(
     mapped = remap[old_rows] if len(old_rows) else np.empty(0, dtype=np.int64)
     keep = mapped >= 0
     fresh_ids, fresh_local, fresh_tfs = fresh.pairs()
-    vocabulary = sorted(
-        {old.vocabulary[i] for i in np.unique(old_ids[keep])} | set(fresh.vocabulary)
-    )
+    present = np.flatnonzero(np.bincount(old_ids[keep], minlength=len(old.vocabulary)))
+    vocabulary = sorted({old.vocabulary[i] for i in present.tolist()} | set(fresh.vocabulary))
     position = {term: i for i, term in enumerate(vocabulary)}
 
     def translate(terms: Sequence[str], ids: np.ndarray) -> np.ndarray:
