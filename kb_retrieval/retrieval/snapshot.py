@@ -446,6 +446,8 @@ class TenantSnapshot:
         score at least the k-th best (torch's top-k, a partial sort) is ordered exactly."""
         import torch
 
+        if k <= 0:
+            return []
         if len(scores) > k:
             cut = torch.topk(torch.from_numpy(scores), k, sorted=False).values.min().item()
             found = np.flatnonzero(scores >= cut)
