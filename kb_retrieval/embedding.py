@@ -120,14 +120,16 @@ class MiniLMEmbedder:
         """The model's own modules (tokenize, transformer, pooling, normalize) in one batch: the
         vectors `embed` gives (tested equal), without `encode`'s per-call device checks, length
         sorting and batching (a retrieval's 2-4 variants: 24 / 30 ms p50 / p95 instead of
-        29 / 50 ms, measured here). With `KB_QUERY_ENCODER=onnx`, the ONNX Runtime export of
-        the same weights instead (`embedding_onnx.py`)."""
+        29 / 50 ms, measured here). By default through the ONNX Runtime export of the same
+        weights (`embedding_onnx.py`, about half the time); with `KB_QUERY_ENCODER=torch`, or
+        when that export is unavailable, through torch."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         if query_encoder_choice() == "onnx":
             threads = os.environ.get(TORCH_THREADS_ENV)
             encoder = onnx_query_encoder(self.model_dir, int(threads) if threads else None)
-            return encoder.encode(texts)
+            if encoder is not None:
+                return encoder.encode(texts)
         import torch
 
         model = _load_sentence_transformer(self.model_dir)

@@ -1,9 +1,12 @@
-"""An ONNX Runtime export of the same MiniLM weights, for query embedding only (opt-in).
+"""An ONNX Runtime export of the same MiniLM weights: the query encoder (default).
 
-`KB_QUERY_ENCODER=onnx` makes `MiniLMEmbedder.embed_query` run the transformer through ONNX
-Runtime instead of torch: same tokenizer (truncation at the model's `max_seq_length`), same mean
+`MiniLMEmbedder.embed_query` runs the transformer through ONNX Runtime unless
+`KB_QUERY_ENCODER=torch`: same tokenizer (truncation at the model's `max_seq_length`), same mean
 pooling and normalisation, vectors within 1e-4 cosine of torch's (tests/test_embedding_onnx.py;
-measured 6e-8). Ingestion keeps torch (`embed`), so stored vectors never depend on it.
+measured 6e-8 to 1.2e-7), about half of torch's time per query (docs/benchmarks.md, issue 11
+session 5: the golden packs were identical but for one vector score's fourth decimal). When
+onnxruntime is missing or the export fails, queries fall back to torch with a warning. Ingestion
+keeps torch (`embed`), so stored vectors never depend on it.
 
 The graph is exported once, offline, from the packaged `model.safetensors` with torch's ONNX
 exporter (eager attention, dynamic batch and sequence axes) into `KB_ONNX_DIR` (default: a
@@ -15,6 +18,7 @@ concurrent processes never read half a file.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -29,11 +33,12 @@ ONNX_DIR_ENV = "KB_ONNX_DIR"
 QUERY_ENCODER_ENV = "KB_QUERY_ENCODER"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OPSET = 17
+LOG = logging.getLogger(__name__)
 
 
 def query_encoder_choice() -> str:
-    """`torch` (default) or `onnx`, from `KB_QUERY_ENCODER`."""
-    choice = os.environ.get(QUERY_ENCODER_ENV, "torch")
+    """`onnx` (default) or `torch`, from `KB_QUERY_ENCODER`."""
+    choice = os.environ.get(QUERY_ENCODER_ENV) or "onnx"
     if choice not in ("torch", "onnx"):
         raise ValueError(f"{QUERY_ENCODER_ENV} must be 'torch' or 'onnx', not {choice!r}")
     return choice
@@ -130,6 +135,12 @@ class OnnxQueryEncoder:
 
 
 @lru_cache(maxsize=2)
-def onnx_query_encoder(model_dir: str, threads: int | None = None) -> OnnxQueryEncoder:
-    """One encoder per process (the session is thread-safe for `run`)."""
-    return OnnxQueryEncoder(model_dir, threads)
+def onnx_query_encoder(model_dir: str, threads: int | None = None) -> OnnxQueryEncoder | None:
+    """One encoder per process (the session is thread-safe for `run`); None, with a warning,
+    when onnxruntime (or the exporter's `onnx`) is missing or the export fails: the caller
+    then embeds with torch."""
+    try:
+        return OnnxQueryEncoder(model_dir, threads)
+    except (ImportError, OSError, RuntimeError) as error:
+        LOG.warning("ONNX query encoder unavailable (%s); query embedding uses torch", error)
+        return None

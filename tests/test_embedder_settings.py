@@ -14,7 +14,8 @@ def test_torch_threads_setting_is_validated(monkeypatch) -> None:
         _load_sentence_transformer.__wrapped__("/nonexistent-model-dir")
 
 
-def test_query_path_gives_the_vectors_of_embed(minilm) -> None:
+def test_query_path_gives_the_vectors_of_embed(minilm, monkeypatch) -> None:
+    monkeypatch.setenv("KB_QUERY_ENCODER", "torch")
     texts = [
         "refugios torres del paine heated night cold easily",
         "cancellation refund window terms policy",

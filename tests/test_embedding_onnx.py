@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +12,7 @@ from kb_retrieval.embedding_onnx import (
     OnnxQueryEncoder,
     export_onnx,
     onnx_path,
+    onnx_query_encoder,
     query_encoder_choice,
 )
 
@@ -24,6 +28,7 @@ def test_onnx_query_vectors_are_torchs_within_1e_4_cosine(minilm, tmp_path, monk
     path = export_onnx(minilm.model_dir, onnx_path(minilm.model_dir))
     assert path.parent == tmp_path and path.stat().st_size > 10_000_000
     onnx = OnnxQueryEncoder(minilm.model_dir, threads=1).encode(TEXTS)
+    monkeypatch.setenv("KB_QUERY_ENCODER", "torch")
     torch_vectors = minilm.embed_query(TEXTS)
     assert onnx.shape == torch_vectors.shape == (3, 384)
     assert np.allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-6)
@@ -35,6 +40,30 @@ def test_onnx_query_vectors_are_torchs_within_1e_4_cosine(minilm, tmp_path, monk
     assert query_encoder_choice() == "onnx"
     via_embedder = minilm.embed_query(TEXTS[:2])
     assert float((via_embedder * torch_vectors[:2]).sum(axis=1).min()) > 1 - 1e-4
+
+
+def test_onnx_is_the_default_and_torch_the_fallback(minilm, monkeypatch):
+    monkeypatch.delenv("KB_QUERY_ENCODER", raising=False)
+    assert query_encoder_choice() == "onnx"
+    monkeypatch.setenv("KB_QUERY_ENCODER", "torch")
+    torch_vectors = minilm.embed_query(TEXTS[:2])
+    monkeypatch.setenv("KB_QUERY_ENCODER", "onnx")
+    broken = tmp_dir_blocked(monkeypatch)
+    onnx_query_encoder.cache_clear()
+    try:
+        fallback = minilm.embed_query(TEXTS[:2])
+    finally:
+        onnx_query_encoder.cache_clear()
+    assert broken.is_file(), "the export had nowhere to go"
+    assert np.array_equal(fallback, torch_vectors)
+
+
+def tmp_dir_blocked(monkeypatch) -> Path:
+    """Point KB_ONNX_DIR below a regular file: the export cannot be written (OSError)."""
+    blocker = Path(tempfile.mkdtemp()) / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("KB_ONNX_DIR", str(blocker / "kb-onnx"))
+    return blocker
 
 
 def test_an_unknown_query_encoder_is_refused(monkeypatch):

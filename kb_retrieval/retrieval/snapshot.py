@@ -120,11 +120,11 @@ class TenantSnapshot:
         # retrieval at 100k, bench/) and exact cosines without float32 vectors on the heap.
         self._spill = SpillFile(exact, rows)
         self.vectors = self._spill.vectors
-        self.basis: np.ndarray | None = None
-        self.scan = np.empty((len(exact), 0), dtype=np.float32)
-        if len(exact) > first_stage.PROJECT_ABOVE_WINDOWS:
-            self.basis = first_stage.principal_basis(exact, first_stage.SCAN_DIMS)
-            self.scan = np.ascontiguousarray(exact @ self.basis)
+        self._penalties: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._set_first_stage(
+            exact,
+            first_stage.SCAN_DIMS if len(exact) > first_stage.PROJECT_ABOVE_WINDOWS else None,
+        )
         del exact
         self.window_rows, self.window_starts = (
             np.unique(self.window_chunk, return_index=True)
@@ -153,7 +153,10 @@ class TenantSnapshot:
             self.row_window_end,
             self._spill.offsets,
         )
-        return int(sum(a.nbytes for a in arrays) + self.postings.nbytes)
+        if self.lists is not None:
+            arrays += (self.lists.centroids, self.lists.order, self.lists.bounds)
+        penalties = sum(p.nbytes for _, p in list(self._penalties.values()))
+        return int(sum(a.nbytes for a in arrays) + self.postings.nbytes + penalties)
 
     @property
     def file_nbytes(self) -> int:
@@ -226,15 +229,49 @@ class TenantSnapshot:
         allowed = np.array([vid in wanted for vid in self.version_ids], dtype=bool)
         return allowed[self.chunk_version] if len(self.chunk_version) else allowed[:0]
 
-    def with_first_stage(self, dims: int | None) -> TenantSnapshot:
-        """A copy whose vector leg starts with a projection on `dims` principal directions, or
-        with the exact float32 scan (None); everything else shared (bench/ compares them)."""
+    def with_first_stage(self, dims: int | None, *, lists: bool = True) -> TenantSnapshot:
+        """A copy whose vector leg starts with a projection on `dims` principal directions
+        (grouped in coarse lists above `LISTS_ABOVE_WINDOWS` unless `lists` is false), or with
+        the exact float32 scan (None); everything else shared (bench/ compares them)."""
         other = copy.copy(self)
-        other.basis, other.scan = None, np.empty((self.vector_count, 0), dtype=np.float32)
-        if dims is not None and self.vector_count:
-            other.basis = first_stage.principal_basis(self.vectors, dims)
-            other.scan = np.ascontiguousarray(self.vectors @ other.basis)
+        other._penalties = {}
+        other._set_first_stage(self.vectors, dims if self.vector_count else None, lists=lists)
         return other
+
+    def _set_first_stage(self, exact: np.ndarray, dims: int | None, *, lists: bool = True) -> None:
+        """The projection basis, the projected windows (in coarse-list order when there are
+        lists) and the lists; nothing for the exact scan (dims None)."""
+        self.basis: np.ndarray | None = None
+        self.scan = np.empty((len(exact), 0), dtype=np.float32)
+        self.lists: first_stage.CoarseLists | None = None
+        if dims is None:
+            return
+        self.basis = first_stage.principal_basis(exact, dims)
+        self.scan = np.ascontiguousarray(exact @ self.basis)
+        self.lists = first_stage.coarse_lists(self.scan) if lists else None
+        if self.lists is not None:
+            self.scan = np.ascontiguousarray(self.scan[self.lists.order])
+
+    def _penalty(self, mask: np.ndarray, all_windows: bool) -> np.ndarray:
+        """0 for the eligible windows, -inf for the others, in the projected windows' order;
+        cached per scope mask (the same object while `scope` caches it): recomputing it per
+        query was a pass over every window."""
+        key = (id(mask), all_windows)
+        with self._scopes_lock:
+            found = self._penalties.get(key)
+        if found is not None and found[0] is mask:
+            return found[1]
+        eligible = mask[self.window_chunk]
+        if not all_windows:
+            eligible &= self.window_first
+        penalty = np.where(eligible, np.float32(0), np.float32(-np.inf)).astype(np.float32)
+        if self.lists is not None:
+            penalty = penalty[self.lists.order]
+        with self._scopes_lock:
+            if len(self._penalties) >= SCOPE_CACHE_SIZE:
+                self._penalties.pop(next(iter(self._penalties)), None)
+            self._penalties[key] = (mask, penalty)
+        return penalty
 
     def vector_leg(
         self,
@@ -278,17 +315,25 @@ class TenantSnapshot:
         all_windows: bool,
         shortlist: int | None,
     ) -> list[Hit]:
-        approx = _similarities(self.scan, queries @ self.basis)
-        eligible = mask[self.window_chunk]
-        if not all_windows:
-            eligible &= self.window_first
-        approx[~eligible] = -np.inf
-        picked = first_stage.best_windows(
-            approx, first_stage.SHORTLIST_WINDOWS if shortlist is None else shortlist
-        )
-        finite = np.isfinite(np.take_along_axis(approx, picked, axis=0))
-        windows = np.unique(picked[finite])
-        exact = _similarities(self.vectors[windows], queries)
+        size = first_stage.SHORTLIST_WINDOWS if shortlist is None else shortlist
+        projected = np.ascontiguousarray(queries @ self.basis)
+        penalty = self._penalty(mask, all_windows)
+        if self.lists is None:
+            approx = _similarities(self.scan, projected)
+            approx += penalty[:, None]
+            picked = first_stage.best_windows(approx, size)
+            finite = np.isfinite(np.take_along_axis(approx, picked, axis=0))
+        else:
+            positions = self.lists.probe(projected, size)
+            approx = _similarities(np.take(self.scan, positions, axis=0), projected)
+            approx += penalty[positions][:, None]
+            local = first_stage.best_windows(approx, size)
+            finite = np.isfinite(np.take_along_axis(approx, local, axis=0))
+            picked = self.lists.order[positions[local]]
+        marked = np.zeros(self.vector_count, dtype=bool)
+        marked[picked[finite]] = True
+        windows = np.flatnonzero(marked)
+        exact = _similarities(np.take(self.vectors, windows, axis=0), queries)
         per_column = []
         for column in range(len(queries)):
             chosen = picked[finite[:, column], column]
@@ -358,22 +403,22 @@ class TenantSnapshot:
     def lexical_leg(
         self, mask: np.ndarray, variant_terms: Sequence[Sequence[str]], k: int, k1: float, b: float
     ) -> list[Hit]:
-        """(variant from 1, chunk_pk, BM25) of the top k chunks per variant, as `LEXICAL_BM25`."""
+        """(variant from 1, chunk_pk, BM25) of the top k chunks per variant, as `LEXICAL_BM25`.
+
+        Each distinct term's eligible postings and BM25 weights are computed once per call and
+        shared by the variants (they repeat most terms of the direct query)."""
         n, avgdl = self._scope_size(mask)
+        # Per chunk, the same float64 operations as per posting: identical values, one pass.
+        norm = k1 * (1 - b + b * self.term_count / avgdl)
+        weights: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term in sorted({term for terms in variant_terms for term in terms}):
+            rows, tfs = self._eligible_postings(term, mask)
+            if len(rows):
+                idf = math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
+                weights[term] = (rows, idf * tfs * (k1 + 1) / (tfs + norm[rows]))
         hits: list[Hit] = []
         for index, terms in enumerate(variant_terms, start=1):
-            scores = np.zeros(len(self.chunk_pk), dtype=np.float64)
-            matched = np.zeros(len(self.chunk_pk), dtype=bool)
-            for term in sorted(set(terms)):
-                rows, tfs = self._eligible_postings(term, mask)
-                if not len(rows):
-                    continue
-                idf = math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
-                norm = k1 * (1 - b + b * self.term_count[rows] / avgdl)
-                scores[rows] += idf * tfs * (k1 + 1) / (tfs + norm)
-                matched[rows] = True
-            scores[~matched] = -np.inf
-            hits.extend(self._top(index, scores, k))
+            hits.extend(self._top(index, _bm25_scores(weights, terms, len(self.chunk_pk)), k))
         return hits
 
     def term_idf(self, mask: np.ndarray, terms: Sequence[str]) -> tuple[dict[str, float], float]:
@@ -381,7 +426,8 @@ class TenantSnapshot:
         n, avgdl = self._scope_size(mask)
         idf = {}
         for term in sorted(set(terms)):
-            df = len(self._eligible_postings(term, mask)[0])
+            rows, _tfs = self.postings.get(term, (_EMPTY_ROWS, _EMPTY_TFS))
+            df = int(np.count_nonzero(mask[rows]))
             idf[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
         return idf, avgdl
 
@@ -396,13 +442,39 @@ class TenantSnapshot:
         return rows[keep], tfs[keep].astype(np.float64)
 
     def _top(self, variant: int, scores: np.ndarray, k: int) -> list[Hit]:
-        """The k best finite scores, ties broken by chunk_pk like the SQL `ORDER BY`."""
-        finite = np.flatnonzero(np.isfinite(scores))
-        if len(finite) > 4 * k:
-            cut = np.partition(scores[finite], len(finite) - k)[len(finite) - k]
-            finite = finite[scores[finite] >= cut]
-        order = np.lexsort((self.chunk_pk[finite], -scores[finite]))[:k]
-        return [(variant, int(self.chunk_pk[finite[i]]), float(scores[finite[i]])) for i in order]
+        """The k best finite scores, ties broken by chunk_pk like the SQL `ORDER BY`: every
+        score at least the k-th best (torch's top-k, a partial sort) is ordered exactly."""
+        import torch
+
+        if k <= 0:
+            return []
+        if len(scores) > k:
+            cut = torch.topk(torch.from_numpy(scores), k, sorted=False).values.min().item()
+            found = np.flatnonzero(scores >= cut)
+        else:
+            found = np.arange(len(scores))
+        found = found[np.isfinite(scores[found])]
+        order = np.lexsort((self.chunk_pk[found], -scores[found]))[:k]
+        return [(variant, int(self.chunk_pk[found[i]]), float(scores[found[i]])) for i in order]
+
+
+def _bm25_scores(
+    weights: dict[str, tuple[np.ndarray, np.ndarray]], terms: Sequence[str], size: int
+) -> np.ndarray:
+    """BM25 of every chunk for one variant (-inf where no term matches): the terms' weights
+    summed per chunk in sorted-term order by one `bincount`, the same float64 additions in the
+    same order as adding term after term (tested), in one pass instead of one per term."""
+    used = sorted(set(terms) & weights.keys())
+    if not used:
+        return np.full(size, -np.inf)
+    rows = np.concatenate([weights[term][0] for term in used])
+    values = np.concatenate([weights[term][1] for term in used])
+    scores = np.bincount(rows, values, minlength=size)
+    if values.min() > 0:
+        scores[scores == 0] = -np.inf
+    else:
+        scores[np.bincount(rows, minlength=size) == 0] = -np.inf
+    return scores
 
 
 _EMPTY_ROWS = np.array([], dtype=np.int64)
