@@ -105,6 +105,9 @@ def test_fit_is_deterministic_and_its_threshold_limits_false_support() -> None:
     first, second = fit(features, labels, groups), fit(features, labels, groups)
     assert first.to_json() == second.to_json()
     assert 0.5 <= first.support_threshold < 1.0
+    assert first.thresholds[0.01] >= first.thresholds[0.03] >= first.thresholds[0.05]
+    with pytest.raises(ValueError, match="no support threshold"):
+        first.decide(features, 0.2)
     decided = first.decide(features)
     unsupported = [d for d, label in zip(decided, labels, strict=True) if label != "supported"]
     assert unsupported.count("supported") <= 1

@@ -11,7 +11,14 @@ import numpy as np
 from kb_eval.judge.claim_judge import judge_claim
 from kb_eval.judge.encoder import TextEncoder
 from kb_eval.judge.features import pair_features, prefetch_pairs
-from kb_eval.judge.learned import MAX_FALSE_SUPPORT, MODEL_PATH, LogisticJudge, fit, load_model
+from kb_eval.judge.learned import (
+    MAX_FALSE_SUPPORT,
+    MODEL_PATH,
+    TARGETS,
+    LogisticJudge,
+    fit,
+    load_model,
+)
 from kb_eval.judge.scoring import LABELS, report
 
 Pair = dict[str, object]
@@ -35,9 +42,11 @@ def group_of(pair: Pair) -> str:
     return f"own-{pair.get('split', 'all')}"
 
 
-def _decisions(model: LogisticJudge, features: np.ndarray) -> tuple[list[str], list[str]]:
+def _decisions(
+    model: LogisticJudge, features: np.ndarray, target: float = MAX_FALSE_SUPPORT
+) -> tuple[list[str], list[str]]:
     probabilities = model.probabilities(features)
-    labels = model.decide(features)
+    labels = model.decide(features, target)
     reasons = [
         "p(supported/contradicted/unrelated) = " + "/".join(f"{p:.2f}" for p in row)
         for row in probabilities
@@ -52,10 +61,14 @@ def rules_report(pairs: Sequence[Pair]) -> Pair:
 
 
 def learned_report(
-    pairs: Sequence[Pair], encoder: TextEncoder, model_path: Path = MODEL_PATH
+    pairs: Sequence[Pair],
+    encoder: TextEncoder,
+    target: float = MAX_FALSE_SUPPORT,
+    model_path: Path = MODEL_PATH,
 ) -> Pair:
     """The shipped learned judge on labelled pairs (figures on its own training pairs flatter)."""
-    labels, reasons = _decisions(load_model(model_path), feature_matrix(pairs, encoder))
+    model = load_model(model_path)
+    labels, reasons = _decisions(model, feature_matrix(pairs, encoder), target)
     return report(pairs, labels, reasons)
 
 
@@ -69,14 +82,11 @@ def fit_model(
     return model
 
 
-OPERATING_POINTS = (0.01, 0.03, 0.05)
-
-
 def operator_cv(pairs: Sequence[Pair], encoder: TextEncoder) -> Pair:
     """Leave one operator out: for each operator (tenant_id), fit on every other pair (pairs
     without an operator always train) and judge the held-out operator's pairs; per operator
-    and pooled over the held-out predictions. "pooled" uses the shipped false-support target;
-    "operating_points" pools the same folds at other targets and without a threshold."""
+    and pooled over the held-out predictions. "pooled" uses the default false-support target;
+    "operating_points" pools the same folds at every target and without a threshold."""
     operators = sorted({str(p["tenant_id"]) for p in pairs if "tenant_id" in p})
     if len(operators) < 2:
         raise ValueError("--cv operator needs pairs of at least two operators (tenant_id)")
@@ -92,24 +102,24 @@ def operator_cv(pairs: Sequence[Pair], encoder: TextEncoder) -> Pair:
         train = np.flatnonzero(~held)
         subset = [p for p, h in zip(pairs, held, strict=True) if h]
         held_pairs += subset
-        for target in OPERATING_POINTS:
-            model = fit(
-                features[train], [labels[i] for i in train], [groups[i] for i in train], target
+        model = fit(features[train], [labels[i] for i in train], [groups[i] for i in train])
+        chosen, why = _decisions(model, features[held])
+        reasons += why
+        per_operator[operator] = report(subset, chosen, why) | {
+            "support_threshold": round(model.support_threshold, 4)
+        }
+        for target in TARGETS:
+            decided.setdefault(f"max_false_support_{target:g}", []).extend(
+                model.decide(features[held], target)
             )
-            chosen, why = _decisions(model, features[held])
-            decided.setdefault(f"max_false_support_{target}", []).extend(chosen)
-            if target == MAX_FALSE_SUPPORT:
-                reasons += why
-                per_operator[operator] = report(subset, chosen, why) | {
-                    "support_threshold": round(model.support_threshold, 4)
-                }
-                argmax = model.probabilities(features[held]).argmax(axis=1)
-                decided.setdefault("argmax", []).extend(LABELS[int(i)] for i in argmax)
+        argmax = model.probabilities(features[held]).argmax(axis=1)
+        decided.setdefault("argmax", []).extend(LABELS[int(i)] for i in argmax)
     points = {name: report(held_pairs, chosen, reasons) for name, chosen in decided.items()}
     for point in points.values():
         point.pop("errors")
+    default = f"max_false_support_{MAX_FALSE_SUPPORT:g}"
     return {
         "per_operator": per_operator,
-        "pooled": report(held_pairs, decided[f"max_false_support_{MAX_FALSE_SUPPORT}"], reasons),
+        "pooled": report(held_pairs, decided[default], reasons),
         "operating_points": points,
     }

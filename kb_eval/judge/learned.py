@@ -1,9 +1,10 @@
-"""A small multinomial logistic model over the pair features (plain numpy, deterministic).
+"""A small multinomial logistic model over the pair features (deterministic).
 
 The model gives P(supported), P(contradicted), P(unrelated). "supported" is answered only when
-its probability reaches `support_threshold`, chosen on out-of-fold probabilities of the training
-groups so that at most `MAX_FALSE_SUPPORT` of the unsupported pairs would pass; otherwise the
-likelier of contradicted / unrelated.
+its probability reaches a support threshold, chosen on out-of-fold probabilities of the
+training groups so that at most a target share of the unsupported pairs would pass (one
+threshold per target in TARGETS; MAX_FALSE_SUPPORT is the default); otherwise the likelier of
+contradicted / unrelated.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from kb_eval.judge.features import FEATURE_NAMES
 LABELS = ("supported", "contradicted", "unrelated")
 REGULARISATION_C = 1.0
 MAX_FALSE_SUPPORT = 0.01
+TARGETS = (0.01, 0.03, 0.05)
 MODEL_PATH = Path(__file__).with_name("judge_model.json")
 
 
@@ -30,20 +32,28 @@ def _softmax(scores: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LogisticJudge:
-    """Standardisation, weights (features x labels), bias and the support threshold."""
+    """Standardisation, weights (features x labels), bias and a support threshold per target
+    share of unsupported pairs judged supported."""
 
     mean: np.ndarray
     scale: np.ndarray
     weights: np.ndarray
     bias: np.ndarray
-    support_threshold: float
+    thresholds: dict[float, float]
+
+    @property
+    def support_threshold(self) -> float:
+        return self.thresholds[MAX_FALSE_SUPPORT]
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         return _softmax(((features - self.mean) / self.scale) @ self.weights + self.bias)
 
-    def decide(self, features: np.ndarray) -> list[str]:
-        """One label per row: supported only above the threshold, else the likelier other."""
-        return decide(self.probabilities(features), self.support_threshold)
+    def decide(self, features: np.ndarray, target: float = MAX_FALSE_SUPPORT) -> list[str]:
+        """One label per row: supported only above the target's threshold, else the likelier
+        other label."""
+        if target not in self.thresholds:
+            raise ValueError(f"no support threshold for {target}: choose one of {TARGETS}")
+        return decide(self.probabilities(features), self.thresholds[target])
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -53,7 +63,7 @@ class LogisticJudge:
             "scale": self.scale.round(6).tolist(),
             "weights": self.weights.round(6).tolist(),
             "bias": self.bias.round(6).tolist(),
-            "support_threshold": round(self.support_threshold, 4),
+            "support_thresholds": {f"{k:g}": round(v, 4) for k, v in self.thresholds.items()},
         }
 
     @classmethod
@@ -65,7 +75,7 @@ class LogisticJudge:
             np.asarray(data["scale"], dtype=np.float64),
             np.asarray(data["weights"], dtype=np.float64),
             np.asarray(data["bias"], dtype=np.float64),
-            float(data["support_threshold"]),  # type: ignore[arg-type]
+            {float(k): float(v) for k, v in data["support_thresholds"].items()},  # type: ignore[attr-defined]
         )
 
 
@@ -106,13 +116,8 @@ def _threshold(probabilities: np.ndarray, targets: np.ndarray, max_false_support
     return float(max(0.5, unsupported[allowed] + 1e-6))
 
 
-def fit(
-    features: np.ndarray,
-    labels: Sequence[str],
-    groups: Sequence[str],
-    max_false_support: float = MAX_FALSE_SUPPORT,
-) -> LogisticJudge:
-    """Fit on labelled rows; the threshold comes from leave-one-group-out probabilities."""
+def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> LogisticJudge:
+    """Fit on labelled rows; the thresholds come from leave-one-group-out probabilities."""
     targets = np.asarray([LABELS.index(_judge_label(label)) for label in labels])
     names = sorted(set(groups))
     out_of_fold = np.zeros((len(targets), len(LABELS)))
@@ -122,9 +127,12 @@ def fit(
             break
         mean, scale, weights, bias = _fit_weights(features[~held], targets[~held])
         out_of_fold[held] = _softmax(((features[held] - mean) / scale) @ weights + bias)
-    threshold = _threshold(out_of_fold, targets, max_false_support) if len(names) > 1 else 0.5
+    thresholds = {
+        target: _threshold(out_of_fold, targets, target) if len(names) > 1 else 0.5
+        for target in TARGETS
+    }
     mean, scale, weights, bias = _fit_weights(features, targets)
-    return LogisticJudge(mean, scale, weights, bias, threshold)
+    return LogisticJudge(mean, scale, weights, bias, thresholds)
 
 
 def _judge_label(label: str) -> str:

@@ -136,6 +136,9 @@ def evaluate_judge(
         False, "--fit", help="Fit the learned judge on every pair of the files and save it."
     ),
     embedder: str = typer.Option("minilm", "--embedder", help="minilm or fake-hash (tests)."),
+    max_false_support: float = typer.Option(
+        0.01, "--max-false-support", help="The learned judge's operating point: 0.01, 0.03, 0.05."
+    ),
 ) -> None:
     """The claim judge on each file of labelled pairs, reported separately: per label, confusion;
     `--cv operator` fits and measures it leaving one operator out (per operator and pooled)."""
@@ -172,7 +175,7 @@ def evaluate_judge(
         reports = {
             path: rules_report(file_pairs)
             if judge == "rules"
-            else learned_report(file_pairs, encoder)
+            else learned_report(file_pairs, encoder, max_false_support)
             for path, file_pairs in loaded.items()
         }
     except (ValueError, FileNotFoundError) as error:
