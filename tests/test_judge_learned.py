@@ -77,6 +77,13 @@ def test_quantity_features_by_unit_kind(fake_encoder: TextEncoder) -> None:
     assert (absent[matched], absent[differs], absent[missing]) == (0.0, 0.0, 1.0)
 
 
+def test_features_of_a_claim_without_evidence(fake_encoder: TextEncoder) -> None:
+    row = pair_features("Sledges are pulled by huskies.", [], fake_encoder)
+    assert row.shape == (len(FEATURE_NAMES),)
+    assert row[FEATURE_NAMES.index("coverage_all")] == 0.0
+    assert row[FEATURE_NAMES.index("rule_supported")] == 0.0
+
+
 def test_align_picks_the_sentence_about_the_claim(fake_encoder: TextEncoder) -> None:
     sentences = [
         "Breakfast is served from seven in the dining hut.",

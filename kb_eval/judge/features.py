@@ -204,6 +204,7 @@ def _quantity_features(claim: str, evidence: Sequence[str]) -> list[float]:
 
 def pair_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> np.ndarray:
     """The feature vector (FEATURE_NAMES order) of one claim against its evidence texts."""
+    evidence = [text for text in evidence if text.strip()] or [""]
     verdict = judge_claim(claim, evidence)
     sentences = [s for text in evidence for s in split_sentences(text)] or list(evidence)
     aligned = align(claim, sentences, encoder)
