@@ -216,14 +216,14 @@ def test_kb_eval_judge_reports_each_file_with_its_confusion(tmp_path: Path) -> N
             for i, c, e, lab in rows
         )
     )
-    result = CliRunner().invoke(app, ["eval-judge", str(pairs), "--json"])
+    result = CliRunner().invoke(app, ["eval-judge", str(pairs), "--judge", "rules", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)[str(pairs)]
     assert report["n"] == 3
     assert sum(sum(row.values()) for row in report["confusion"].values()) == 3
     assert report["confusion"]["number_changed"]["contradicted"] == 1
     assert report["unsupported_judged_supported"] == 0
-    table = CliRunner().invoke(app, ["eval-judge", str(pairs)])
+    table = CliRunner().invoke(app, ["eval-judge", str(pairs), "--judge", "rules"])
     assert "| number_changed | 1.000 | 0 | 1 | 0 |" in table.stdout
     assert CliRunner().invoke(app, ["eval-judge", str(tmp_path / "none.jsonl")]).exit_code == 2
 

@@ -27,7 +27,6 @@ A claim is supported when all its clauses are, contradicted when any clause is.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -37,6 +36,7 @@ from pathlib import Path
 from kb_eval.judge.claims import ANTONYMS, WEAK_TERMS, split_sentences
 from kb_eval.judge.clauses import Unit, clause_unit, evidence_units, stem_word, terms_of
 from kb_eval.judge.quantities import Quantity, extract_quantities, normalise_text
+from kb_eval.judge.scoring import LABELS, expected_label, operator_split, report
 
 __all__ = [
     "LABELS",
@@ -55,7 +55,6 @@ __all__ = [
     "terms_of",
 ]
 
-LABELS = ("supported", "contradicted", "unrelated")
 MIN_SHARED_FOR_TOPIC = 0.34
 MIN_COVERAGE_SUPPORTED = 0.75
 
@@ -218,73 +217,9 @@ def load_claim_pairs(path: str | Path) -> list[dict[str, object]]:
     return pairs
 
 
-def operator_split(pairs: Sequence[dict[str, object]]) -> dict[str, str]:
-    """Development or held-out half per pair: a pair's own "split" field when it has one; else
-    its operators (tenant_id) sorted by SHA-256 of the name, the first half "dev" and the rest
-    "holdout" (deterministic, not chosen by looking at the pairs)."""
-    tenants = sorted(
-        {str(p["tenant_id"]) for p in pairs if "tenant_id" in p},
-        key=lambda name: hashlib.sha256(name.encode("utf-8")).hexdigest(),
-    )
-    dev = set(tenants[: len(tenants) // 2])
-    split: dict[str, str] = {}
-    for pair in pairs:
-        if "split" in pair:
-            split[str(pair["pair_id"])] = str(pair["split"])
-        elif "tenant_id" in pair:
-            split[str(pair["pair_id"])] = "dev" if str(pair["tenant_id"]) in dev else "holdout"
-        else:
-            split[str(pair["pair_id"])] = "all"
-    return split
-
-
-def expected_label(label: str) -> str:
-    """The judge label a pair label calls for (number_changed is a kind of contradicted)."""
-    return "contradicted" if label == "number_changed" else label
-
-
 def judge_accuracy(pairs: Iterable[dict[str, object]]) -> dict[str, object]:
     """Overall and per-label accuracy of judge_claim on labelled pairs, per split, the confusion
     (pair label -> judge label counts) and how many unsupported pairs were judged supported."""
-    totals: dict[str, list[int]] = {}
-    splits: dict[str, list[int]] = {}
-    errors: list[dict[str, str]] = []
-    confusion: dict[str, dict[str, int]] = {}
     pairs = list(pairs)
-    split_of = operator_split(pairs)
-    for pair in pairs:
-        label = str(pair["label"])
-        verdict = judge_claim(str(pair["claim"]), [str(e) for e in pair["evidence"]])  # type: ignore[attr-defined]
-        ok = verdict.label == expected_label(label)
-        row = confusion.setdefault(label, dict.fromkeys(LABELS, 0))
-        row[verdict.label] += 1
-        for key, table in ((label, totals), (split_of[str(pair["pair_id"])], splits)):
-            table.setdefault(key, [0, 0])
-            table[key][0] += int(ok)
-            table[key][1] += 1
-        if not ok:
-            errors.append(
-                {
-                    "pair_id": str(pair["pair_id"]),
-                    "label": label,
-                    "got": verdict.label,
-                    "reason": verdict.reason,
-                }
-            )
-    correct = sum(c for c, _ in totals.values())
-    count = sum(n for _, n in totals.values())
-    unsupported = [row for label, row in confusion.items() if label != "supported"]
-    n_unsupported = sum(sum(row.values()) for row in unsupported)
-    judged_supported = sum(row["supported"] for row in unsupported)
-    return {
-        "n": count,
-        "confusion": {k: confusion[k] for k in sorted(confusion)},
-        "unsupported_judged_supported": judged_supported,
-        "unsupported_judged_supported_rate": judged_supported / n_unsupported
-        if n_unsupported
-        else 0.0,
-        "overall": correct / count if count else 0.0,
-        "per_label": {k: c / n for k, (c, n) in sorted(totals.items())},
-        "per_split": {k: c / n for k, (c, n) in sorted(splits.items())},
-        "errors": errors,
-    }
+    verdicts = [judge_claim(str(p["claim"]), [str(e) for e in p["evidence"]]) for p in pairs]  # type: ignore[attr-defined]
+    return report(pairs, [v.label for v in verdicts], [v.reason for v in verdicts])

@@ -127,33 +127,71 @@ def evaluate_judge(
         ..., help="Labelled claim pairs (JSON Lines: pair_id, claim, evidence, label)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object per file."),
+    judge: str = typer.Option("learned", "--judge", help="learned (default) or rules."),
+    cv: str = typer.Option(
+        "", "--cv", help="operator: leave one operator out over the files' pairs together."
+    ),
+    fit: bool = typer.Option(
+        False, "--fit", help="Fit the learned judge on every pair of the files and save it."
+    ),
+    embedder: str = typer.Option("minilm", "--embedder", help="minilm or fake-hash (tests)."),
+    max_false_support: float = typer.Option(
+        0.01, "--max-false-support", help="The learned judge's operating point: 0.01, 0.03, 0.05."
+    ),
 ) -> None:
-    """The claim judge on each file of labelled pairs, reported separately: per label, confusion."""
-    from kb_eval.judge.claim_judge import LABELS, judge_accuracy, load_claim_pairs
+    """The claim judge on each file of labelled pairs, reported separately: per label, confusion;
+    `--cv operator` fits and measures it leaving one operator out (per operator and pooled)."""
+    from kb_eval.judge.claim_judge import load_claim_pairs
+    from kb_eval.judge.encoder import TextEncoder
+    from kb_eval.judge.evaluation import fit_model, learned_report, operator_cv, rules_report
+    from kb_pipeline.cli.judge_table import print_cv, print_report
 
-    reports = {}
+    if judge not in ("learned", "rules") or cv not in ("", "operator"):
+        typer.echo("error: --judge is learned or rules; --cv is operator", err=True)
+        raise typer.Exit(2)
+    loaded = {}
     for path in pairs:
         if not path.is_file():
             typer.echo(f"error: {path} not found", err=True)
             raise typer.Exit(2)
         try:
-            reports[str(path)] = judge_accuracy(load_claim_pairs(path))
+            loaded[str(path)] = load_claim_pairs(path)
         except (ValueError, KeyError) as error:
             typer.echo(f"error: {path}: {error}", err=True)
             raise typer.Exit(2) from error
+    encoder = TextEncoder(_judge_embedder(embedder))
+    everything = [pair for file_pairs in loaded.values() for pair in file_pairs]
+    try:
+        if fit:
+            fit_model(everything, encoder)
+        if cv:
+            result = operator_cv(everything, encoder)
+            if as_json:
+                typer.echo(json.dumps(result, indent=2, sort_keys=True))
+            else:
+                print_cv(result)
+            return
+        reports = {
+            path: rules_report(file_pairs)
+            if judge == "rules"
+            else learned_report(file_pairs, encoder, max_false_support)
+            for path, file_pairs in loaded.items()
+        }
+    except (ValueError, FileNotFoundError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from error
     if as_json:
         typer.echo(json.dumps(reports, indent=2, sort_keys=True))
         return
     for path, report in reports.items():
-        typer.echo(f"{path}: {report['n']} pairs, accuracy {report['overall']:.3f}")
-        typer.echo(
-            f"unsupported judged supported: {report['unsupported_judged_supported']} "
-            f"({report['unsupported_judged_supported_rate']:.3f})"
-        )
-        halves = ", ".join(f"{name} {value:.3f}" for name, value in report["per_split"].items())
-        typer.echo(f"per split (by operator): {halves}")
-        typer.echo("| label | accuracy | " + " | ".join(f"judged {x}" for x in LABELS) + " |")
-        typer.echo("|" + " --- |" * (len(LABELS) + 2))
-        for label, row in report["confusion"].items():
-            cells = " | ".join(str(row[x]) for x in LABELS)
-            typer.echo(f"| {label} | {report['per_label'][label]:.3f} | {cells} |")
+        print_report(path, report)
+
+
+def _judge_embedder(kind: str):  # -> kb_retrieval.embedding.Embedder
+    from kb_retrieval.embedding import FakeHashEmbedder, MiniLMEmbedder
+
+    if kind == "fake-hash":
+        return FakeHashEmbedder()
+    if kind != "minilm":
+        raise typer.BadParameter(f"--embedder is minilm or fake-hash, not {kind!r}")
+    return MiniLMEmbedder()

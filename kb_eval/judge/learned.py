@@ -1,0 +1,146 @@
+"""A small multinomial logistic model over the pair features (deterministic).
+
+The model gives P(supported), P(contradicted), P(unrelated). "supported" is answered only when
+its probability reaches a support threshold, chosen on out-of-fold probabilities of the
+training groups so that at most a target share of the unsupported pairs would pass (one
+threshold per target in TARGETS; MAX_FALSE_SUPPORT is the default); otherwise the likelier of
+contradicted / unrelated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kb_eval.judge.features import FEATURE_NAMES
+
+LABELS = ("supported", "contradicted", "unrelated")
+REGULARISATION_C = 1.0
+MAX_FALSE_SUPPORT = 0.01
+TARGETS = (0.01, 0.03, 0.05)
+MODEL_PATH = Path(__file__).with_name("judge_model.json")
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class LogisticJudge:
+    """Standardisation, weights (features x labels), bias and a support threshold per target
+    share of unsupported pairs judged supported."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: np.ndarray
+    thresholds: dict[float, float]
+
+    @property
+    def support_threshold(self) -> float:
+        return self.thresholds[MAX_FALSE_SUPPORT]
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        return _softmax(((features - self.mean) / self.scale) @ self.weights + self.bias)
+
+    def decide(self, features: np.ndarray, target: float = MAX_FALSE_SUPPORT) -> list[str]:
+        """One label per row: supported only above the target's threshold, else the likelier
+        other label."""
+        if target not in self.thresholds:
+            raise ValueError(f"no support threshold for {target}: choose one of {TARGETS}")
+        return decide(self.probabilities(features), self.thresholds[target])
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "features": list(FEATURE_NAMES),
+            "labels": list(LABELS),
+            "mean": self.mean.round(6).tolist(),
+            "scale": self.scale.round(6).tolist(),
+            "weights": self.weights.round(6).tolist(),
+            "bias": self.bias.round(6).tolist(),
+            "support_thresholds": {f"{k:g}": round(v, 4) for k, v in self.thresholds.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object], source: str = "model") -> LogisticJudge:
+        if data.get("features") != list(FEATURE_NAMES):
+            raise ValueError(f"{source}: features differ from this code's FEATURE_NAMES; refit")
+        return cls(
+            np.asarray(data["mean"], dtype=np.float64),
+            np.asarray(data["scale"], dtype=np.float64),
+            np.asarray(data["weights"], dtype=np.float64),
+            np.asarray(data["bias"], dtype=np.float64),
+            {float(k): float(v) for k, v in data["support_thresholds"].items()},  # type: ignore[attr-defined]
+        )
+
+
+def decide(probabilities: np.ndarray, support_threshold: float) -> list[str]:
+    labels = []
+    for row in probabilities:
+        if row[0] >= support_threshold:
+            labels.append("supported")
+        else:
+            labels.append(LABELS[1] if row[1] >= row[2] else LABELS[2])
+    return labels
+
+
+def _fit_weights(
+    features: np.ndarray, targets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """scikit-learn's L2 logistic regression (lbfgs, deterministic) on standardised features."""
+    from sklearn.linear_model import LogisticRegression
+
+    mean = features.mean(axis=0)
+    scale = features.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    model = LogisticRegression(C=REGULARISATION_C, max_iter=5000)
+    model.fit((features - mean) / scale, targets)
+    if list(model.classes_) != list(range(len(LABELS))):
+        raise ValueError(
+            "training pairs must hold every label (supported, contradicted, unrelated)"
+        )
+    return mean, scale, model.coef_.T.copy(), model.intercept_.copy()
+
+
+def _threshold(probabilities: np.ndarray, targets: np.ndarray, max_false_support: float) -> float:
+    """The lowest P(supported) line at which at most max_false_support of unsupported pass."""
+    unsupported = np.sort(probabilities[targets != 0, 0])[::-1]
+    allowed = int(np.floor(max_false_support * len(unsupported)))
+    if len(unsupported) <= allowed:
+        return 0.5
+    return float(max(0.5, unsupported[allowed] + 1e-6))
+
+
+def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> LogisticJudge:
+    """Fit on labelled rows; the thresholds come from leave-one-group-out probabilities."""
+    targets = np.asarray([LABELS.index(_judge_label(label)) for label in labels])
+    names = sorted(set(groups))
+    out_of_fold = np.zeros((len(targets), len(LABELS)))
+    for name in names:
+        held = np.asarray([g == name for g in groups])
+        if held.all():
+            break
+        mean, scale, weights, bias = _fit_weights(features[~held], targets[~held])
+        out_of_fold[held] = _softmax(((features[held] - mean) / scale) @ weights + bias)
+    thresholds = {
+        target: _threshold(out_of_fold, targets, target) if len(names) > 1 else 0.5
+        for target in TARGETS
+    }
+    mean, scale, weights, bias = _fit_weights(features, targets)
+    return LogisticJudge(mean, scale, weights, bias, thresholds)
+
+
+def _judge_label(label: str) -> str:
+    return "contradicted" if label == "number_changed" else label
+
+
+def load_model(path: Path = MODEL_PATH) -> LogisticJudge:
+    """The shipped model (fitted by `kb eval-judge --fit`)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no fitted judge model; run kb eval-judge --fit")
+    return LogisticJudge.from_json(json.loads(path.read_text(encoding="utf-8")), str(path))
