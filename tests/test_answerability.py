@@ -28,7 +28,11 @@ from kb_retrieval.retrieval.answerability import (
     answer_features,
     default_model,
 )
-from kb_retrieval.retrieval.case_answerability import CASE_FEATURES, case_features
+from kb_retrieval.retrieval.case_answerability import (
+    CASE_FEATURES,
+    CaseAnswerabilityModel,
+    case_features,
+)
 from tests.conftest import GOLDEN
 
 
@@ -161,6 +165,9 @@ def test_case_features_take_any_named_chunk_feature_and_an_empty_pool():
     assert features["second"] == pytest.approx(1 / (1 + np.exp(-1.0)))
     assert features["support3"] == pytest.approx(1 / (1 + np.exp(-1.0)) + 1 / (1 + np.exp(-0.4)))
     assert case_features([], model, ("chunk_logit", "faq")) == {"chunk_logit": 0.0, "faq": 0.0}
+    case = CaseAnswerabilityModel(bias=3.0, weights={"chunk_logit": 1.0})
+    assert case.probability(pool, model) > 0.65
+    assert case.probability([], model) == 0.0
 
 
 def test_golden_specs_carry_their_own_as_of_date(tmp_path: Path):

@@ -74,7 +74,10 @@ class CaseAnswerabilityModel(BaseModel):
     fitted_on: str = ""
 
     def probability(self, pool: Sequence[Mapping[str, float]], chunk_model: ChunkScorer) -> float:
-        """Probability that some candidate of `pool` answers the email."""
+        """Probability that some candidate of `pool` answers the email (0 without candidates:
+        nothing can answer, and the fit never sees an empty set)."""
+        if not pool:
+            return 0.0
         features = case_features(pool, chunk_model, list(self.weights))
         z = self.bias + math.fsum(w * features[n] for n, w in self.weights.items())
         return _sigmoid(z)
