@@ -18,6 +18,11 @@ from kb_eval.golden import GoldenCase
 from kb_eval.golden_eval import _email_payload
 from kb_eval.metrics import is_covered
 from kb_retrieval.retrieval.answerability import FEATURE_NAMES, AnswerabilityModel
+from kb_retrieval.retrieval.case_answerability import (
+    CASE_FEATURES,
+    CaseAnswerabilityModel,
+    case_features,
+)
 from kb_retrieval.retrieval.retriever import Retriever
 
 # Features whose weight may be negative (the rest are match strengths, kept >= 0).
@@ -126,8 +131,36 @@ def fit_answerability(
     chunk_model = AnswerabilityModel(bias=round(float(w[0]), 4), weights=weights)
     a, b = fit_calibration(rows, chunk_model, calibration_label)
     return chunk_model.model_copy(
-        update={"calibration_bias": a, "calibration_slope": b, "fitted_on": fitted_on}
+        update={
+            "calibration_bias": a,
+            "calibration_slope": b,
+            "fitted_on": fitted_on,
+            "case": fit_case_model(rows, chunk_model, fitted_on),
+        }
     )
+
+
+def fit_case_model(
+    rows: Sequence[Row],
+    chunk_model: AnswerabilityModel,
+    fitted_on: str,
+    names: Sequence[str] = CASE_FEATURES,
+) -> CaseAnswerabilityModel:
+    """Logistic fit, one row per case (its candidate set's features), label "the case has
+    relevant items": the probability that the knowledge base answers, whatever chunk does."""
+    by_case: dict[str, list[Row]] = {}
+    for row in rows:
+        by_case.setdefault(row.case_id, []).append(row)
+    x = np.ones((len(by_case), len(names) + 1))
+    y = np.zeros(len(by_case))
+    for i, case_rows in enumerate(by_case.values()):
+        ordered = sorted(case_rows, key=lambda r: r.rank)
+        features = case_features([r.features for r in ordered], chunk_model, names)
+        x[i, 1:] = [features[n] for n in names]
+        y[i] = float(ordered[0].case_answerable)
+    w = fit_logistic(x, y)
+    weights = {name: round(float(w[i + 1]), 4) for i, name in enumerate(names)}
+    return CaseAnswerabilityModel(bias=round(float(w[0]), 4), weights=weights, fitted_on=fitted_on)
 
 
 CALIBRATION_LABELS = ("answerable", "answering_version", "answering_in_top3")

@@ -94,14 +94,17 @@ def outcome_pairs(
 
 
 def chunk_confidence_pairs(
-    cases: Sequence[GoldenCase], results: Sequence[CaseResult] | Mapping[str, CaseResult]
+    cases: Sequence[GoldenCase],
+    results: Sequence[CaseResult] | Mapping[str, CaseResult],
+    score: str = "confidence_score",
 ) -> list[tuple[float, bool]]:
-    """(confidence_score, covers a relevant item) for every pack chunk of cases with labels."""
+    """(score, covers a relevant item) for every pack chunk of cases with labels; `score` =
+    "confidence_score" or "relevance" (the chunk model's calibrated probability)."""
     pairs: list[tuple[float, bool]] = []
     for case, result in pair_results(cases, results):
         pack = result.evidence[:PACK_SIZE] if case.relevant else []
         for ref, covered in zip(pack, coverage_matrix(case.relevant, pack), strict=True):
-            pairs.append((ref.confidence_score, bool(covered)))
+            pairs.append((float(getattr(ref, score)), bool(covered)))
     return pairs
 
 

@@ -87,6 +87,9 @@ def _figures(cases: Sequence[GoldenCase], run_details: list[dict[str, Any]], res
     metrics["unsafe_passes"] = sum(1 for d in run_details if d["unsafe_pass"])
     metrics["ece_chunks"] = expected_calibration_error(chunk_confidence_pairs(cases, results))
     metrics["ece_cases"] = expected_calibration_error(case_confidence_pairs(cases, results))
+    metrics["ece_chunk_probability"] = expected_calibration_error(
+        chunk_confidence_pairs(cases, results, score="relevance")
+    )
     return metrics
 
 
@@ -209,6 +212,7 @@ TABLE_COLUMNS = (
     ("answerable_unknown_rate", "answerable->UNKNOWN", "{:.3f}"),
     ("ece_chunks", "ECE (pack chunks)", "{:.3f}"),
     ("ece_cases", "ECE (top, outcome)", "{:.3f}"),
+    ("ece_chunk_probability", "ECE (pack chunks, chunk probability)", "{:.3f}"),
 )
 
 

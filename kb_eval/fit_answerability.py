@@ -2,9 +2,12 @@
 
     python -m kb_eval.fit_answerability data/golden/golden.jsonl@2026-11-15 \
         ../shared/data/devset/golden.jsonl@2026-11-22 [--out kb_retrieval/retrieval/answerability.json]
+        [--case-only]
 
-Each golden file is retrieved at its own as-of date (PATH@YYYY-MM-DD). The model measured by
-`kb eval ... --cv tenant` is this fit, repeated with one operator left out each time.
+`--case-only` keeps the stored chunk model and fits only the case-level model over it
+(`case_answerability.py`). Each golden file is retrieved at its own as-of date
+(PATH@YYYY-MM-DD). The model measured by `kb eval ... --cv tenant` is this fit, repeated with
+one operator left out each time.
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ import json
 from datetime import date
 from pathlib import Path
 
-from kb_eval.answerability_fit import collect_rows, fit_answerability
+from kb_eval.answerability_fit import collect_rows, fit_answerability, fit_case_model
 from kb_eval.cross_validation import load_case_sets, parse_golden_spec
-from kb_retrieval.retrieval.answerability import MODEL_PATH
+from kb_retrieval.retrieval.answerability import MODEL_PATH, default_model
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.service import open_knowledge_base
 
@@ -26,6 +29,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("golden", nargs="+", help="PATH or PATH@YYYY-MM-DD")
     parser.add_argument("--as-of", default=None, help="default as-of date for PATH without @")
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    parser.add_argument(
+        "--case-only", action="store_true", help="refit only the case model over the stored one"
+    )
     args = parser.parse_args(argv)
     default_day = date.fromisoformat(args.as_of) if args.as_of else date.today()
     sets = load_case_sets([parse_golden_spec(spec, default_day) for spec in args.golden])
@@ -35,9 +41,12 @@ def main(argv: list[str] | None = None) -> None:
     rows = collect_rows(kb.retriever, [(c, s.as_of) for s in sets for c in s.cases])
     tenants = sorted({r.tenant_id for r in rows})
     files = ", ".join(f"{s.path.parent.name}/{s.path.name}@{s.as_of}" for s in sets)
-    model = fit_answerability(
-        rows, fitted_on=f"{len(rows)} candidates of {len(tenants)} operators ({files})"
-    )
+    fitted_on = f"{len(rows)} candidates of {len(tenants)} operators ({files})"
+    if args.case_only:
+        stored = default_model()
+        model = stored.model_copy(update={"case": fit_case_model(rows, stored, fitted_on)})
+    else:
+        model = fit_answerability(rows, fitted_on=fitted_on)
     args.out.write_text(json.dumps(model.model_dump(), indent=2, sort_keys=True) + "\n")
     print(json.dumps(model.model_dump(), indent=2, sort_keys=True))
 

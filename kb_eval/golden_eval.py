@@ -44,7 +44,12 @@ def _email_payload(case: GoldenCase) -> Any:
 def _refs(items: Sequence[Any]) -> list[EvidenceRef]:
     return [
         EvidenceRef(
-            e["doc_version_id"], e["chunk_id"], e["text"], e["category"], e["confidence_score"]
+            e["doc_version_id"],
+            e["chunk_id"],
+            e["text"],
+            e["category"],
+            e["confidence_score"],
+            e.get("scores", {}).get("relevance", 0.0),
         )
         for e in items
     ]

@@ -51,6 +51,7 @@ class EvidenceRef:
     text: str
     category: str
     confidence_score: float
+    relevance: float = 0.0  # the pack's scores.relevance: the chunk model's probability
 
 
 @dataclass(frozen=True)

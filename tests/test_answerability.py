@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kb_eval.answerability_fit import Row, fit_answerability, fit_calibration
+from kb_eval.answerability_fit import Row, fit_answerability, fit_calibration, fit_case_model
 from kb_eval.cross_validation import (
     CaseSet,
     cross_validate,
@@ -27,6 +27,11 @@ from kb_retrieval.retrieval.answerability import (
     add_query_term_features,
     answer_features,
     default_model,
+)
+from kb_retrieval.retrieval.case_answerability import (
+    CASE_FEATURES,
+    CaseAnswerabilityModel,
+    case_features,
 )
 from tests.conftest import GOLDEN
 
@@ -127,6 +132,42 @@ def test_fit_separates_answers_and_keeps_match_weights_non_negative():
     assert b > 0
     with pytest.raises(ValueError, match="calibration label"):
         fit_calibration(rows, model, "made-up")
+
+
+def test_the_case_model_is_fitted_on_whether_a_case_is_answered():
+    rng = np.random.default_rng(11)
+    rows = _rows(rng, "a", 60) + _rows(rng, "b", 60)
+    chunk = fit_answerability(rows, "synthetic", names=("vector_direct", "faq"))
+    assert chunk.case is not None and set(chunk.case.weights) == set(CASE_FEATURES)
+    case = fit_case_model(rows, chunk, "synthetic", names=("chunk_logit", "second"))
+    assert case.weights["chunk_logit"] > 0
+    answered = [{"vector_direct": 0.8}, {"vector_direct": 0.3}]
+    unanswered = [{"vector_direct": 0.35}, {"vector_direct": 0.3}]
+    assert case.probability(answered, chunk) > 0.65 > case.probability(unanswered, chunk)
+    # Fitted on two answered cases in three: the mean probability is near the base rate.
+    by_case: dict[str, list[dict[str, float]]] = {}
+    for row in rows:
+        by_case.setdefault(row.case_id, []).append(row.features)
+    mean = np.mean([case.probability(pool, chunk) for pool in by_case.values()])
+    assert abs(mean - 2 / 3) < 0.05
+
+
+def test_case_features_take_any_named_chunk_feature_and_an_empty_pool():
+    model = AnswerabilityModel(bias=0.0, weights={"vector_direct": 2.0})
+    pool = [
+        {"vector_direct": 0.2, "sentence_best": 0.4},
+        {"vector_direct": 0.9, "sentence_best": 0.7, "faq": 1.0},
+        {"vector_direct": 0.5},
+    ]
+    features = case_features(pool, model, ("chunk_logit", "second", "support3", "sentence_best"))
+    assert features["chunk_logit"] == pytest.approx(1.8)
+    assert features["sentence_best"] == 0.7  # the best candidate's own feature, by name
+    assert features["second"] == pytest.approx(1 / (1 + np.exp(-1.0)))
+    assert features["support3"] == pytest.approx(1 / (1 + np.exp(-1.0)) + 1 / (1 + np.exp(-0.4)))
+    assert case_features([], model, ("chunk_logit", "faq")) == {"chunk_logit": 0.0, "faq": 0.0}
+    case = CaseAnswerabilityModel(bias=3.0, weights={"chunk_logit": 1.0})
+    assert case.probability(pool, model) > 0.65
+    assert case.probability([], model) == 0.0
 
 
 def test_golden_specs_carry_their_own_as_of_date(tmp_path: Path):

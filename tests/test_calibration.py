@@ -93,7 +93,7 @@ def _case(case_id: str, relevant: list[tuple[str, str]], expected: str) -> Golde
 
 
 def _ref(version: str, text: str, category: str, score: float) -> EvidenceRef:
-    return EvidenceRef(version, f"{version}-{text}", text, category, score)
+    return EvidenceRef(version, f"{version}-{text}", text, category, score, relevance=score / 2)
 
 
 def _scenario() -> tuple[list[GoldenCase], list[CaseResult]]:
@@ -137,6 +137,8 @@ def test_outcome_and_confidence_pairs() -> None:
         ("UNKNOWN", "UNKNOWN"),
     ]
     assert chunk_confidence_pairs(cases, results) == [(0.9, True), (0.4, False), (0.8, True)]
+    by_probability = chunk_confidence_pairs(cases, results, score="relevance")
+    assert by_probability == [(0.45, True), (0.2, False), (0.4, True)]
     assert case_confidence_pairs(cases, results) == [(0.9, True), (0.8, True), (0.2, True)]
 
 

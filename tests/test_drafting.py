@@ -144,6 +144,23 @@ def test_draft_is_copied_from_the_pack_and_cited(outcome: str, status: str) -> N
     assert "Cancellations within 7 calendar days of departure are non-refundable." in draft.text
 
 
+def test_a_list_item_glued_to_a_sentence_is_not_copied() -> None:
+    glued = item(
+        1,
+        "safety_medical",
+        "health_002",
+        "Please declare:\n\nheart conditions\n\nasthma If anything changes after you send the "
+        "health form, you must write to us before the trip starts. Guests with asthma must carry "
+        "their inhaler on every walk.",
+    )
+    p = pack("NEEDS_REVIEW", ["LOW_CONFIDENCE"], evidence=[glued])
+    draft = draft_reply(p, "My son has asthma, what should we tell you before the trip?")
+    texts = [s.text for s in draft.sentences]
+    assert "Guests with asthma must carry their inhaler on every walk." in texts
+    assert not any(t.startswith("asthma") for t in texts)
+    assert split_claims(draft.text) == texts
+
+
 def test_citation_objects_and_guest_text() -> None:
     draft = draft_reply(pack("OK_TO_DRAFT"), GUEST)
     assert draft.citations

@@ -42,18 +42,19 @@ def test_golden_targets_of_the_issue_hold_on_the_demo_tenants(golden_run):
         d["case_id"] for d in golden_run.details if d["unsafe_pass"]
     ]
     assert metrics["must_not_cite_violations"] == 0
-    # A regression floor under the documented 0.717 (docs/retrieval.md section 3).
-    assert metrics["outcome_accuracy"] >= 0.68
+    # A regression floor under the measured 0.779 (0.717 before the case-level answerability
+    # model; docs/retrieval.md section 7).
+    assert metrics["outcome_accuracy"] >= 0.74
 
 
 def test_golden_holdout_split_holds_on_its_own(golden_run):
     holdout = [d for d in golden_run.details if d.get("split") == "holdout"]
     metrics = aggregate(holdout)
-    # Measured on the 46 holdout cases: recall@10 0.912, outcome accuracy 0.717, unsafe 0.
+    # Measured on the 46 holdout cases: recall@10 0.912, outcome accuracy 0.826, unsafe 0.
     assert metrics["recall_at_10"] >= 0.88
     assert metrics["unsafe_pass_rate"] == 0.0
     assert metrics["must_not_cite_violations"] == 0
-    assert metrics["outcome_accuracy"] >= 0.68
+    assert metrics["outcome_accuracy"] >= 0.78
 
 
 def test_default_drafts_of_the_golden_packs_pass_the_release_gates(golden_run):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kb_retrieval.models import Category
 from kb_retrieval.query.plan import build_query_plan
+from kb_retrieval.retrieval.case_answerability import CaseAnswerabilityModel
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.verdict import admit_conflicting, decide
 from tests.test_ranking_rules import cand
@@ -76,20 +77,50 @@ def test_an_unusable_outside_chunk_is_not_read_for_conflicts():
     )
 
 
-def test_the_answerability_model_can_turn_no_evidence_into_review():
-    question = build_query_plan("Can guests borrow a hair dryer at the lodge?")
-    chunk = cand("faq_3", Category.FAQ, 0.5)
-    chunk.relevance = 0.4
-    model = CONFIG.answerability.model_copy(
-        update={"bias": 0.0, "weights": {"vector_best": 4.0}, "calibration_bias": 0.0}
+def _likely(bias: float) -> RetrievalConfig:
+    """A config whose case model gives sigmoid(bias + 4 * best vector) for any pool."""
+    case = CaseAnswerabilityModel(bias=bias, weights={"vector_best": 4.0})
+    model = CONFIG.answerability.model_copy(update={"case": case})
+    return CONFIG.model_copy(update={"answerability": model})
+
+
+def _weak(chunk_id: str, category: Category, text: str = "chunk text"):
+    chunk = cand(chunk_id, category, CONFIG.unknown_threshold - 0.2, text)
+    chunk.features = {"vector_best": 0.5}
+    return chunk
+
+
+def test_a_sensitive_question_the_case_model_finds_answered_goes_to_a_person():
+    question = build_query_plan(
+        "My daughter has type 1 diabetes; can she keep her insulin pump on during the climb?"
     )
-    chunk.features = {"vector_best": 1.0}
-    config = CONFIG.model_copy(update={"answerability": model})
-    assert model.confidence(chunk.features) >= CONFIG.unknown_threshold
-    assert decide(question, [chunk], config).outcome.value == "UNKNOWN"
-    review = config.model_copy(update={"answerability_review": True})
-    verdict = decide(question, [chunk], review)
+    assert question.sensitivity
+    pack = [_weak("safety_2", Category.SAFETY_MEDICAL)]
+    likely = _likely(0.0)  # sigmoid(2.0) = 0.88
+    verdict = decide(question, pack, likely)
     assert verdict.outcome.value == "NEEDS_REVIEW"
-    assert [r.value for r in verdict.reason_codes] == ["LOW_CONFIDENCE"]
-    chunk.features = {"vector_best": -1.0}
-    assert decide(question, [chunk], review).outcome.value == "UNKNOWN"
+    assert "LOW_CONFIDENCE" in [r.value for r in verdict.reason_codes]
+    assert "NO_EVIDENCE" not in [r.value for r in verdict.reason_codes]
+    unlikely = _likely(-3.0)  # sigmoid(-1.0) = 0.27
+    assert decide(question, pack, unlikely).outcome.value == "UNKNOWN"
+    off = likely.model_copy(update={"answerability_review": False})
+    assert decide(question, pack, off).outcome.value == "UNKNOWN"
+
+
+def test_a_plain_question_without_usable_evidence_stays_unknown_whatever_the_case_model():
+    question = build_query_plan("Can guests borrow a hair dryer at the lodge?")
+    assert not question.policy_like and not question.sensitivity
+    verdict = decide(question, [_weak("faq_3", Category.FAQ)], _likely(0.0))
+    assert verdict.outcome.value == "UNKNOWN"
+    assert [r.value for r in verdict.reason_codes] == ["NO_EVIDENCE"]
+
+
+def test_the_case_model_reads_chunks_left_out_of_the_pack():
+    question = build_query_plan("Is the deposit refundable if we change our minds next month?")
+    assert question.policy_like
+    pack = [_weak("faq_1", Category.FAQ)]
+    pack[0].features = {"vector_best": -1.0}
+    config = _likely(0.0)
+    assert decide(question, pack, config).outcome.value == "UNKNOWN"
+    outside = [_weak("terms_4", Category.TERMS_POLICY)]
+    assert decide(question, pack, config, outside=outside).outcome.value == "NEEDS_REVIEW"

@@ -154,7 +154,11 @@ class _Candidate:
 
 
 def _guest_sentences(text: str) -> list[str]:
-    """Sentences of an evidence text fit for a guest email (no headings or fragments)."""
+    """Sentences of an evidence text fit for a guest email (no headings or fragments).
+
+    A sentence that starts in lower case is a fragment (a list item the text extraction glued to
+    the next sentence): copied into a draft, it would merge with the sentence before it into one
+    claim that neither source states."""
     result = []
     for raw in split_sentences(text):
         heading = _HEADING_PREFIX.match(raw)
@@ -163,6 +167,8 @@ def _guest_sentences(text: str) -> list[str]:
         ends = sentence.rstrip()[-1:] in {".", "!", "?"}
         short_fragment = not ends and len(words) <= 8
         if len(words) < 4 or short_fragment or sentence.rstrip().endswith((":", "?")):
+            continue
+        if sentence.lstrip()[:1].islower():
             continue
         result.append(sentence)
     return result

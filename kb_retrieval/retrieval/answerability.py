@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
 from kb_retrieval.query.answer_type import answer_type_match, stated_kinds
+from kb_retrieval.retrieval.case_answerability import CaseAnswerabilityModel
 
 MODEL_PATH = Path(__file__).with_name("answerability.json")
 BM25_HALF = 8.0
@@ -68,6 +69,7 @@ class AnswerabilityModel(BaseModel):
     calibration_bias: float = 0.0
     calibration_slope: float = 1.0
     fitted_on: str = ""
+    case: CaseAnswerabilityModel | None = None
 
     def score(self, features: Mapping[str, float]) -> float:
         """The linear score (log-odds that this chunk contains an answer)."""
@@ -81,6 +83,10 @@ class AnswerabilityModel(BaseModel):
         """Probability that the email is answered when this chunk is the best evidence: the
         chunk score recalibrated on each case's best candidate; 0.65 / 0.72 are compared with it."""
         return _sigmoid(self.calibration_bias + self.calibration_slope * self.score(features))
+
+    def case_probability(self, pool: Sequence[Mapping[str, float]]) -> float | None:
+        """Probability that some candidate of `pool` answers the email (None: no case model)."""
+        return self.case.probability(pool, self) if self.case is not None else None
 
 
 def _sigmoid(z: float) -> float:

@@ -140,10 +140,10 @@ class RetrievalConfig(BaseModel):
         "instead of RELEVANCE_MODEL",
     )
     answerability_review: bool = Field(
-        False,
-        description="no chunk usable by `confidence` but one by the answerability model's "
-        "calibrated confidence (>= unknown_threshold, not low relevance): NEEDS_REVIEW "
-        "(LOW_CONFIDENCE) instead of UNKNOWN; off: same LOO outcome accuracy (docs/retrieval.md 7)",
+        True,
+        description="no chunk usable by `confidence`, but the case-level answerability model "
+        "finds the email likely answered (>= unknown_threshold) and it is sensitive or "
+        "policy-like: NEEDS_REVIEW (LOW_CONFIDENCE) instead of UNKNOWN (docs/retrieval.md 7)",
     )
     sentence_features: bool = Field(
         False,

@@ -1,4 +1,4 @@
-"""Flags, reason codes and the outcome, by the rules of spec 9 and spec 9."""
+"""Flags, reason codes and the outcome, by the rules of spec 9."""
 
 from __future__ import annotations
 
@@ -155,8 +155,10 @@ def decide(
     reasons: set[ReasonCode] = set()
     if not usable:
         # An exception request needs a person's discretion whatever the evidence (spec 8):
-        # "I don't know" would answer a question the guest did not ask.
-        disputed = config.answerability_review and model_finds_evidence(pack, config)
+        # "I don't know" would answer a question the guest did not ask. Likewise a sensitive or
+        # policy-like question the knowledge base likely answers (case model >= 0.65) although
+        # no chunk is confident enough to draft from: a person answers it.
+        disputed = likely_answered(plan, pack, outside, config)
         reasons.add(ReasonCode.LOW_CONFIDENCE if disputed else ReasonCode.NO_EVIDENCE)
         if plan.exception_request:
             reasons.add(ReasonCode.EXCEPTION_REQUEST)
@@ -198,14 +200,20 @@ def decide(
     return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
 
 
-def model_finds_evidence(pack: Sequence[Candidate], config: RetrievalConfig) -> bool:
-    """Some chunk is usable by the answerability model's calibrated confidence (fitted per
-    fold under leave-one-operator-out), compared with the same `unknown_threshold`."""
-    return any(
-        config.answerability.confidence(c.features) >= config.unknown_threshold
-        and not is_low_relevance(c, config)
-        for c in pack
-    )
+def likely_answered(
+    plan: QueryPlan,
+    pack: Sequence[Candidate],
+    outside: Sequence[Candidate],
+    config: RetrievalConfig,
+) -> bool:
+    """A sensitive or policy-like question that the case-level answerability model (fitted per
+    fold under leave-one-operator-out) finds likely answered: probability >= `unknown_threshold`."""
+    if not config.answerability_review:
+        return False
+    if not (plan.sensitivity or plan.exception_request or plan.policy_like):
+        return False
+    q = config.answerability.case_probability([c.features for c in [*pack, *outside]])
+    return q is not None and q >= config.unknown_threshold
 
 
 def conflict_inputs(
