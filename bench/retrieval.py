@@ -218,6 +218,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--build-only", action="store_true", help="build the sizes, measure nothing"
     )
+    parser.add_argument(
+        "--no-hnsw",
+        action="store_true",
+        help="do not build the HNSW index (the HNSW sweep is skipped; a later --reuse run "
+        "without this flag builds it)",
+    )
     args = parser.parse_args(argv)
     if args.reuse and not args.kb_home:
         parser.error("--reuse needs --kb-home")
@@ -229,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args.leg_queries = args.leg_queries or (4 if args.quick else 10)
     args.snapshot_repeats = args.snapshot_repeats or (2 if args.quick else 3)
     args.budget_s = args.budget_s or (6.0 if args.quick else 20.0)
-    args.sweep = QUICK_SWEEP if args.quick else SWEEP
+    args.sweep = () if args.no_hnsw else QUICK_SWEEP if args.quick else SWEEP
     info = machine()
     log(f"load {info['loadavg_start']}; sizes {args.sizes}")
     started = time.perf_counter()
@@ -254,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "parallel_workers",
             "reuse",
             "build_only",
+            "no_hnsw",
             "sweep",
             "quick",
         ),

@@ -13,10 +13,12 @@ from bench.common import DEMO_TENANTS
 from bench.retrieval_build import (
     HNSW_DEFINITION,
     HNSW_INDEX,
+    SYNTHETIC_VERSION,
     copy_blocks,
     deferred_definitions,
     drop_deferred,
     encode_vector_rows,
+    generation_triggers_off,
     hnsw_exists,
     hnsw_memory,
     recreate_deferred,
@@ -102,14 +104,16 @@ def tenant_counts(conn: Any, tenant: str) -> dict[str, int]:
 
 
 def load_templates(conn: Any, tenants: Sequence[str]) -> dict[str, list[Template]]:
-    """The indexed documents of the tenants with their chunks and window vectors."""
+    """The real indexed documents of the tenants (never a synthetic copy, which a reused KB_HOME
+    holds) with their chunks and window vectors."""
     out: dict[str, list[Template]] = {t: [] for t in tenants}
     by_key: dict[tuple[str, str], Template] = {}
     rows = conn.execute(
         "SELECT v.tenant_id, v.doc_version_id, v.doc_id, v.supersedes_doc_version_id "
         "FROM doc_versions v JOIN doc_builds b USING (tenant_id, doc_version_id) "
-        "WHERE b.state = 'indexed' AND v.tenant_id = ANY(%s) ORDER BY 1, 2",
-        (list(tenants),),
+        "WHERE b.state = 'indexed' AND v.tenant_id = ANY(%s) AND v.doc_version_id !~ %s "
+        "ORDER BY 1, 2",
+        (list(tenants), SYNTHETIC_VERSION),
     ).fetchall()
     for tenant, version, doc_id, supersedes in rows:
         by_key[(tenant, version)] = Template(tenant, version, doc_id, supersedes)
@@ -117,14 +121,14 @@ def load_templates(conn: Any, tenants: Sequence[str]) -> dict[str, list[Template
     vectors: dict[int, list[np.ndarray]] = {}
     for pk, vec in conn.execute(
         "SELECT chunk_pk, embedding FROM chunk_vectors WHERE tenant_id = ANY(%s) "
-        "ORDER BY chunk_pk, window_index",
-        (list(tenants),),
+        "AND doc_version_id !~ %s ORDER BY chunk_pk, window_index",
+        (list(tenants), SYNTHETIC_VERSION),
     ):
         vectors.setdefault(pk, []).append(_array(vec))
     for pk, tenant, version, chunk_id in conn.execute(
         "SELECT id, tenant_id, doc_version_id, chunk_id FROM chunks WHERE tenant_id = ANY(%s) "
-        "ORDER BY tenant_id, doc_version_id, chunk_index",
-        (list(tenants),),
+        "AND doc_version_id !~ %s ORDER BY tenant_id, doc_version_id, chunk_index",
+        (list(tenants), SYNTHETIC_VERSION),
     ):
         if (tenant, version) in by_key:
             by_key[(tenant, version)].chunks.append((pk, chunk_id, np.stack(vectors[pk])))
@@ -173,18 +177,23 @@ def scale_to(
     are there already (a reused KB_HOME)."""
     targets = dict.fromkeys([MEASURED, *OTHER_TENANTS], size // 10)
     needed = {f.tenant_id for f in corpus.fillers if f.chunks < targets[f.tenant_id]}
-    if not needed and hnsw_exists(conn):
-        return {"reused": True}
+    if not needed and (hnsw_exists(conn) or args.no_hnsw):
+        return {"reused": True, "hnsw": hnsw_exists(conn)}
     conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
     load_s: dict[str, float] = {}
     if needed:
         with conn.transaction():
             deferred = deferred_definitions(conn)
             drop_deferred(conn, deferred)
-            load_s = grow(conn, corpus.fillers, targets, corpus.pool, corpus.rng, args, versions)
+            with generation_triggers_off(conn, sorted(needed)):
+                load_s = grow(
+                    conn, corpus.fillers, targets, corpus.pool, corpus.rng, args, versions
+                )
             load_s |= recreate_deferred(conn, deferred, args.index_work_mem)
+    if args.no_hnsw:
+        return {k: round(v, 2) for k, v in load_s.items()} | {"hnsw": False}
     build = rebuild_hnsw(conn, corpus.hnsw_definition, args)
-    return {k: round(v, 2) for k, v in load_s.items()} | build
+    return {k: round(v, 2) for k, v in load_s.items()} | build | {"hnsw": True}
 
 
 def plan_documents(

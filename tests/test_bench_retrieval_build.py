@@ -10,6 +10,7 @@ from bench.retrieval_build import (
     deferred_definitions,
     drop_deferred,
     encode_vector_rows,
+    generation_triggers_off,
     hnsw_memory,
     recreate_deferred,
     vector_copy_sql,
@@ -77,3 +78,25 @@ def test_deferred_indexes_and_constraints_come_back_identical(db) -> None:
 )
 def test_hnsw_memory_covers_the_graph(vectors: int, requested: str, expected: str) -> None:
     assert hnsw_memory(vectors, 384, requested) == expected
+
+
+def test_generation_triggers_off_bumps_each_loaded_tenant_once(db) -> None:
+    db.ensure_tenant("bench-generation")
+    read = (
+        "SELECT coalesce((SELECT generation FROM index_generations"
+        " WHERE tenant_id = 'bench-generation'), 0)"
+    )
+    enabled = "SELECT tgenabled FROM pg_trigger WHERE tgname LIKE '%%_generation' ORDER BY 1"
+    with db.connect() as conn, conn.transaction(force_rollback=True):
+        before = conn.execute(read).fetchone()[0]
+        with generation_triggers_off(conn, ["bench-generation"]):
+            assert {r[0] for r in conn.execute(enabled)} == {"D"}
+            conn.execute(
+                "INSERT INTO doc_versions (tenant_id, doc_version_id, doc_id, title, category,"
+                " source, source_type, priority, effective_date, content_hash, metadata)"
+                " VALUES ('bench-generation', 'v1', 'd1', 't', 'faq', 's', 'txt', 1,"
+                " '2026-01-01', 'h', '{}')"
+            )
+            assert conn.execute(read).fetchone()[0] == before
+        assert conn.execute(read).fetchone()[0] == before + 1
+        assert {r[0] for r in conn.execute(enabled)} == {"O"}
