@@ -137,7 +137,9 @@ def run(args: Any, home: Any) -> dict[str, Any]:
     build = read_build(home.path)
     recipe = {"mix": args.mix, "noise": args.noise, "seed": args.seed}
     check_recipe(build, recipe, home.path)
-    db, embedder, pipeline, setup = open_demo_knowledge_base(home, reuse=args.reuse)
+    db, embedder, pipeline, setup = open_demo_knowledge_base(
+        home, reuse=args.reuse and bool(build["sizes"])
+    )
     queries = golden_queries(args.queries)
     query_embedding = {} if args.build_only else embedding_threads(embedder, plans_for(db, queries))
     setup["thread_pools"] = thread_pools()
