@@ -154,11 +154,16 @@ def run(args: Any, home: Any) -> dict[str, Any]:
         if counts["tenant_chunks"] > size // 10:
             raise SystemExit(f"{home.path}: the measured tenant holds {counts['tenant_chunks']:,}"
                              f" chunks, more than a tenth of {size:,}; use a fresh --kb-home")  # fmt: skip
+        earlier = build["sizes"].get(str(size), {})
         if load.get("reused"):
-            load = build["sizes"].get(str(size), {}) | {"reused": True}
+            load = earlier | load
         else:
+            # Rows loaded now, or only the HNSW index built on rows an earlier run loaded.
+            rows_now = "insert_rows_s" in load
+            phase = {"counts": counts, ("loadavg" if rows_now else "hnsw_loadavg"): machine_load()}
+            load = ({} if rows_now else earlier) | load | phase
             build["recipe"] = recipe
-            build["sizes"][str(size)] = load | {"counts": counts, "loadavg": machine_load()}
+            build["sizes"][str(size)] = load
             write_build(home.path, build)
         log(f"size {size:,}: {counts}; load {load}")
         if args.build_only:
