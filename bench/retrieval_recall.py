@@ -23,8 +23,8 @@ def custom_plan_database(url: str) -> Any:
     from kb_retrieval.db import Database
 
     class CustomPlanDatabase(Database):
-        def connect(self, *, vector_types: bool = True) -> Any:
-            conn = super().connect(vector_types=vector_types)
+        def connect(self, *, vector_types: bool = True, app: bool = False) -> Any:
+            conn = super().connect(vector_types=vector_types, app=app)
             conn.prepare_threshold = None
             return conn
 
