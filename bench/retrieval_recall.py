@@ -14,7 +14,8 @@ from bench.retrieval_scale import HNSW_INDEX, MEASURED
 
 SWEEP = ((40, 4), (200, 4), (200, 16), (1000, 32))
 QUICK_SWEEP = ((40, 4), (200, 4), (1000, 16))
-HNSW_XACT_SCANS = "SELECT pg_stat_get_xact_numscans(%s::regclass)"
+# 0 when the index is absent (a size built with --no-hnsw).
+HNSW_XACT_SCANS = "SELECT coalesce(pg_stat_get_xact_numscans(to_regclass(%s)), 0)"
 Hits = dict[int, list[tuple[int, float]]]  # variant index -> [(chunk pk, cosine)]
 
 
