@@ -92,12 +92,17 @@ class BenchHome:
 
 
 @contextmanager
-def bench_home(name: str, *, keep: bool = False) -> Iterator[BenchHome]:
-    """Point KB_HOME at a fresh folder under bench/out/, start the embedded server there."""
+def bench_home(name: str, *, keep: bool = False, path: Path | None = None) -> Iterator[BenchHome]:
+    """Point KB_HOME at a fresh folder under bench/out/ (or at `path`, created if missing and
+    always kept), start the embedded server there."""
     from kb_retrieval.db.server import start_embedded_server
 
     OUT.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=OUT))
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=OUT))
+    else:
+        path.mkdir(parents=True, exist_ok=True)
+        keep = True
     path.chmod(0o755)
     saved = {k: os.environ.get(k) for k in ("KB_HOME", "KB_DATABASE_URL", "HF_HUB_OFFLINE")}
     os.environ["KB_HOME"] = str(path)

@@ -44,11 +44,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench.common import base_parser, bench_home, finish, log, machine
+from bench.common import load as machine_load
+from bench.retrieval_build import (
+    BUILD_FILE,
+    check_recipe,
+    read_build,
+    write_build,
+    write_measured,
+)
 from bench.retrieval_latency import latency_series
 from bench.retrieval_measure import (
     embedding_threads,
@@ -123,11 +132,16 @@ def measure_size(
 
 
 def run(args: Any, home: Any) -> dict[str, Any]:
-    """Demo ingestion and query embedding once, then scale-up and measurements per size."""
-
-    db, embedder, pipeline, setup = open_demo_knowledge_base(home)
+    """Demo ingestion and query embedding once, then scale-up and measurements per size; with
+    --reuse, the rows already in KB_HOME are kept and only what is missing is built."""
+    build = read_build(home.path)
+    recipe = {"mix": args.mix, "noise": args.noise, "seed": args.seed}
+    check_recipe(build, recipe, home.path)
+    db, embedder, pipeline, setup = open_demo_knowledge_base(
+        home, reuse=args.reuse and bool(build["sizes"])
+    )
     queries = golden_queries(args.queries)
-    query_embedding = embedding_threads(embedder, plans_for(db, queries))
+    query_embedding = {} if args.build_only else embedding_threads(embedder, plans_for(db, queries))
     setup["thread_pools"] = thread_pools()
     conn = db.connect()
     corpus = prepare_corpus(conn, args.seed)
@@ -137,17 +151,38 @@ def run(args: Any, home: Any) -> dict[str, Any]:
         log(f"size {size:,}: loading synthetic rows")
         load = scale_to(conn, corpus, size, args, pipeline.versions)
         counts = tenant_counts(conn, MEASURED)
-        log(f"size {size:,}: {counts}; HNSW build {load['hnsw_build_s']} s; measuring")
+        if counts["tenant_chunks"] > size // 10:
+            raise SystemExit(f"{home.path}: the measured tenant holds {counts['tenant_chunks']:,}"
+                             f" chunks, more than a tenth of {size:,}; use a fresh --kb-home")  # fmt: skip
+        earlier = build["sizes"].get(str(size), {})
+        if load.get("reused"):
+            load = earlier | load
+        else:
+            # Rows loaded now, or only the HNSW index built on rows an earlier run loaded.
+            rows_now = "insert_rows_s" in load
+            phase = {"counts": counts, ("loadavg" if rows_now else "hnsw_loadavg"): machine_load()}
+            load = ({} if rows_now else earlier) | load | phase
+            build["recipe"] = recipe
+            build["sizes"][str(size)] = load
+            write_build(home.path, build)
+        log(f"size {size:,}: {counts}; load {load}")
+        if args.build_only:
+            sizes.append({**counts, "target": size, "load": load})
+            continue
+        log(f"size {size:,}: measuring")
         result = measure_size(home.url, pipeline, queries, counts, args, vector_cache)
         result["target"] = size
         result["load"] = load
         sizes.append(result)
+        if args.kb_home:
+            write_measured(home.path, size, result)
     conn.close()
     db.close()
     return {
         "setup": setup,
         "query_embedding_ms": query_embedding,
         "queries": len(queries),
+        "kb_home": str(home.path) if args.kb_home else None,
         "sizes": sizes,
     }
 
@@ -163,19 +198,55 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--timeout-s", type=float, default=10.0, help="statement_timeout")
     parser.add_argument("--budget-s", type=float, help="time budget of one latency run")
-    parser.add_argument("--maintenance-work-mem", default="2GB")
+    parser.add_argument(
+        "--maintenance-work-mem",
+        default="auto",
+        help="for the HNSW build; auto = enough for the whole graph in memory",
+    )
+    parser.add_argument("--index-work-mem", default="1GB", help="for the other index builds")
+    parser.add_argument(
+        "--parallel-workers",
+        type=int,
+        default=1,
+        help="max_parallel_maintenance_workers of the HNSW build",
+    )
+    parser.add_argument(
+        "--kb-home",
+        type=Path,
+        help="build (or reuse) the database in this "
+        "folder and keep it, instead of a temporary one under bench/out/",
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --kb-home: keep the rows "
+        "already there, build only what is missing, then measure",
+    )
+    parser.add_argument(
+        "--build-only", action="store_true", help="build the sizes, measure nothing"
+    )
+    parser.add_argument(
+        "--no-hnsw",
+        action="store_true",
+        help="do not build the HNSW index (the HNSW sweep is skipped; a later --reuse run "
+        "without this flag builds it)",
+    )
     args = parser.parse_args(argv)
+    if args.reuse and not args.kb_home:
+        parser.error("--reuse needs --kb-home")
+    if args.kb_home and not args.reuse and (args.kb_home / BUILD_FILE).exists():
+        parser.error(f"{args.kb_home} holds a built database: add --reuse, or pick a new folder")
     sizes = args.sizes or ("1000,2000" if args.quick else "1000,10000,100000")
     args.sizes = [int(x) for x in sizes.split(",")]
     args.queries = args.queries or (8 if args.quick else 40)
     args.leg_queries = args.leg_queries or (4 if args.quick else 10)
     args.snapshot_repeats = args.snapshot_repeats or (2 if args.quick else 3)
     args.budget_s = args.budget_s or (6.0 if args.quick else 20.0)
-    args.sweep = QUICK_SWEEP if args.quick else SWEEP
+    args.sweep = () if args.no_hnsw else QUICK_SWEEP if args.quick else SWEEP
     info = machine()
     log(f"load {info['loadavg_start']}; sizes {args.sizes}")
     started = time.perf_counter()
-    with bench_home("retrieval", keep=args.keep) as home:
+    with bench_home("retrieval", keep=args.keep, path=args.kb_home) as home:
         result = run(args, home)
     finish(
         result,
@@ -192,6 +263,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             "timeout_s",
             "budget_s",
             "maintenance_work_mem",
+            "index_work_mem",
+            "parallel_workers",
+            "reuse",
+            "build_only",
+            "no_hnsw",
             "sweep",
             "quick",
         ),

@@ -14,7 +14,8 @@ from bench.retrieval_scale import HNSW_INDEX, MEASURED
 
 SWEEP = ((40, 4), (200, 4), (200, 16), (1000, 32))
 QUICK_SWEEP = ((40, 4), (200, 4), (1000, 16))
-HNSW_XACT_SCANS = "SELECT pg_stat_get_xact_numscans(%s::regclass)"
+# 0 when the index is absent (a size built with --no-hnsw).
+HNSW_XACT_SCANS = "SELECT coalesce(pg_stat_get_xact_numscans(to_regclass(%s)), 0)"
 Hits = dict[int, list[tuple[int, float]]]  # variant index -> [(chunk pk, cosine)]
 
 
@@ -23,8 +24,8 @@ def custom_plan_database(url: str) -> Any:
     from kb_retrieval.db import Database
 
     class CustomPlanDatabase(Database):
-        def connect(self, *, vector_types: bool = True) -> Any:
-            conn = super().connect(vector_types=vector_types)
+        def connect(self, *, vector_types: bool = True, app: bool = False) -> Any:
+            conn = super().connect(vector_types=vector_types, app=app)
             conn.prepare_threshold = None
             return conn
 

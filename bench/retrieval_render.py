@@ -36,7 +36,7 @@ def render(result: dict[str, Any]) -> str:
             [[s["target"], s["total_chunks"], s["total_vectors"], s["tenant_chunks"],
               s["tenant_vectors"], s["tenant_versions"], s["default_path"],
               s["load"].get("insert_rows_s"), s["load"].get("copy_vectors_s"),
-              s["load"]["hnsw_build_s"], s["load"]["hnsw_index_mb"]] for s in sizes],
+              s["load"].get("hnsw_build_s"), s["load"].get("hnsw_index_mb")] for s in sizes],
         ),
         "",
         "Snapshot of the measured tenant (`load_snapshot`, fresh connection; ms p50 / p95, n; "

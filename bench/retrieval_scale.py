@@ -3,17 +3,33 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from bench.common import DEMO_TENANTS
+from bench.retrieval_build import (
+    HNSW_DEFINITION,
+    HNSW_INDEX,
+    SYNTHETIC_VERSION,
+    copy_blocks,
+    deferred_definitions,
+    drop_deferred,
+    encode_vector_rows,
+    generation_triggers_off,
+    hnsw_exists,
+    hnsw_memory,
+    recreate_deferred,
+    synthetic_state,
+    vector_copy_sql,
+)
 
 MEASURED = "alpine-treks"
 OTHER_TENANTS = tuple(f"bench-t{i:02d}" for i in range(1, 10))
-HNSW_INDEX = "chunk_vectors_hnsw"
+VECTOR_DIMS = 384
+ANALYZED = ("doc_versions", "doc_builds", "chunks", "chunk_vectors")
 
 
 @dataclass
@@ -24,7 +40,7 @@ class Template:
     doc_version_id: str
     doc_id: str
     supersedes: str | None
-    chunks: list[tuple[int, str, list[np.ndarray]]] = field(default_factory=list)
+    chunks: list[tuple[int, str, np.ndarray]] = field(default_factory=list)
 
 
 @dataclass
@@ -50,14 +66,20 @@ def ingest_demo(db: Any, pipeline: Any) -> dict[str, Any]:
     return out
 
 
-def open_demo_knowledge_base(home: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+def open_demo_knowledge_base(
+    home: Any, reuse: bool = False
+) -> tuple[Any, Any, Any, dict[str, Any]]:
     """Database, warmed-up model and pipeline of the bench home with the demo tenants ingested and
-    the other bench tenants registered; the setup timings."""
+    the other bench tenants registered; the setup timings. With `reuse` (a KB_HOME where a
+    build was completed and recorded), nothing is ingested or registered."""
     from bench.common import open_database_and_model
     from kb_retrieval.ingestion.pipeline import IngestionPipeline
 
     db, embedder, setup = open_database_and_model(home)
     pipeline = IngestionPipeline(db, embedder)
+    if reuse:
+        setup["demo_versions"] = "reused"
+        return db, embedder, pipeline, setup
     started = time.perf_counter()
     setup["demo_versions"] = ingest_demo(db, pipeline)
     setup["demo_ingest_s"] = round(time.perf_counter() - started, 2)
@@ -80,14 +102,16 @@ def tenant_counts(conn: Any, tenant: str) -> dict[str, int]:
 
 
 def load_templates(conn: Any, tenants: Sequence[str]) -> dict[str, list[Template]]:
-    """The indexed documents of the tenants with their chunks and window vectors."""
+    """The real indexed documents of the tenants (never a synthetic copy, which a reused KB_HOME
+    holds) with their chunks and window vectors."""
     out: dict[str, list[Template]] = {t: [] for t in tenants}
     by_key: dict[tuple[str, str], Template] = {}
     rows = conn.execute(
         "SELECT v.tenant_id, v.doc_version_id, v.doc_id, v.supersedes_doc_version_id "
         "FROM doc_versions v JOIN doc_builds b USING (tenant_id, doc_version_id) "
-        "WHERE b.state = 'indexed' AND v.tenant_id = ANY(%s) ORDER BY 1, 2",
-        (list(tenants),),
+        "WHERE b.state = 'indexed' AND v.tenant_id = ANY(%s) AND v.doc_version_id !~ %s "
+        "ORDER BY 1, 2",
+        (list(tenants), SYNTHETIC_VERSION),
     ).fetchall()
     for tenant, version, doc_id, supersedes in rows:
         by_key[(tenant, version)] = Template(tenant, version, doc_id, supersedes)
@@ -95,17 +119,17 @@ def load_templates(conn: Any, tenants: Sequence[str]) -> dict[str, list[Template
     vectors: dict[int, list[np.ndarray]] = {}
     for pk, vec in conn.execute(
         "SELECT chunk_pk, embedding FROM chunk_vectors WHERE tenant_id = ANY(%s) "
-        "ORDER BY chunk_pk, window_index",
-        (list(tenants),),
+        "AND doc_version_id !~ %s ORDER BY chunk_pk, window_index",
+        (list(tenants), SYNTHETIC_VERSION),
     ):
         vectors.setdefault(pk, []).append(_array(vec))
     for pk, tenant, version, chunk_id in conn.execute(
         "SELECT id, tenant_id, doc_version_id, chunk_id FROM chunks WHERE tenant_id = ANY(%s) "
-        "ORDER BY tenant_id, doc_version_id, chunk_index",
-        (list(tenants),),
+        "AND doc_version_id !~ %s ORDER BY tenant_id, doc_version_id, chunk_index",
+        (list(tenants), SYNTHETIC_VERSION),
     ):
         if (tenant, version) in by_key:
-            by_key[(tenant, version)].chunks.append((pk, chunk_id, vectors[pk]))
+            by_key[(tenant, version)].chunks.append((pk, chunk_id, np.stack(vectors[pk])))
     return out
 
 
@@ -129,41 +153,53 @@ def prepare_corpus(conn: Any, seed: int) -> SyntheticCorpus:
     """Fillers of the measured tenant (its own documents) and of the nine others (both demos')."""
     templates = load_templates(conn, [MEASURED, "coastal-kayak"])
     everything = [t for group in templates.values() for t in group]
-    pool = np.stack([w for t in everything for _pk, _cid, ws in t.chunks for w in ws])
-    measured = Filler(MEASURED, templates[MEASURED])
-    measured.chunks = sum(len(t.chunks) for t in templates[MEASURED])
-    fillers = [measured, *(Filler(t, everything) for t in OTHER_TENANTS)]
-    definition = conn.execute(
+    pool = np.concatenate([ws for t in everything for _pk, _cid, ws in t.chunks])
+    fillers = [Filler(MEASURED, templates[MEASURED])]
+    fillers += [Filler(t, everything) for t in OTHER_TENANTS]
+    state = synthetic_state(conn, [f.tenant_id for f in fillers])
+    for filler in fillers:
+        filler.chunks, filler.vectors, filler.versions = state[filler.tenant_id]
+        filler.next_doc = filler.versions
+    row = conn.execute(
         "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (HNSW_INDEX,)
-    ).fetchone()[0]
+    ).fetchone()
+    definition = row[0] if row else HNSW_DEFINITION
     return SyntheticCorpus(fillers, pool, np.random.default_rng(seed), definition)
 
 
 def scale_to(
     conn: Any, corpus: SyntheticCorpus, size: int, args: Any, versions: Any
 ) -> dict[str, Any]:
-    """Grow every tenant to a tenth of `size` chunks without the HNSW index, then rebuild it."""
+    """Grow every tenant to a tenth of `size` chunks with the HNSW index and the other secondary
+    indexes and constraints deferred, then build them again; only the HNSW build when the rows
+    are there already (a reused KB_HOME)."""
     targets = dict.fromkeys([MEASURED, *OTHER_TENANTS], size // 10)
+    needed = {f.tenant_id for f in corpus.fillers if f.chunks < targets[f.tenant_id]}
+    if not needed and (hnsw_exists(conn) or args.no_hnsw):
+        return {"reused": True, "hnsw": hnsw_exists(conn)}
     conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
-    with conn.transaction():
-        load_s = grow(conn, corpus.fillers, targets, corpus.pool, corpus.rng, args, versions)
-    build = rebuild_hnsw(conn, corpus.hnsw_definition, args.maintenance_work_mem)
-    return {k: round(v, 2) for k, v in load_s.items()} | build
+    load_s: dict[str, float] = {}
+    if needed:
+        with conn.transaction():
+            deferred = deferred_definitions(conn)
+            drop_deferred(conn, deferred)
+            with generation_triggers_off(conn, sorted(needed)):
+                load_s = grow(
+                    conn, corpus.fillers, targets, corpus.pool, corpus.rng, args, versions
+                )
+            load_s |= recreate_deferred(conn, deferred, args.index_work_mem)
+    if args.no_hnsw:
+        return {k: round(v, 2) for k, v in load_s.items()} | {"hnsw": False}
+    build = rebuild_hnsw(conn, corpus.hnsw_definition, args)
+    return {k: round(v, 2) for k, v in load_s.items()} | build | {"hnsw": True}
 
 
-def grow(
-    conn: Any,
-    fillers: list[Filler],
-    targets: dict[str, int],
-    pool: np.ndarray,
-    rng: np.random.Generator,
-    args: Any,
-    versions: Any,
-) -> dict[str, float]:
-    """Add synthetic documents until every tenant holds its target number of chunks."""
-    timings: dict[str, float] = {}
-    started = time.perf_counter()
-    doc_rows, chunk_rows, vector_rows = [], [], []
+def plan_documents(
+    fillers: list[Filler], targets: dict[str, int]
+) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, int, str, np.ndarray]]]:
+    """The synthetic documents to add (versions rows) and their chunks: tenant, version,
+    template chunk pk, chunk id and the template's window vectors."""
+    doc_rows, chunk_rows = [], []
     for filler in fillers:
         while filler.chunks < targets[filler.tenant_id]:
             template = filler.templates[filler.next_doc % len(filler.templates)]
@@ -180,16 +216,40 @@ def grow(
             )  # fmt: skip
             filler.versions += 1
             for template_pk, chunk_id, windows in chunks:
-                chunk_rows.append((filler.tenant_id, version, template_pk))
-                y = pool[rng.integers(len(pool))]
-                b = rng.uniform(0, args.mix)
-                for index, x in enumerate(windows):
-                    v = x + b * y + args.noise * rng.standard_normal(x.shape[0]).astype(np.float32)
-                    v /= np.linalg.norm(v)
-                    vector_rows.append((len(chunk_rows) - 1, filler.tenant_id, version, chunk_id,
-                                        index, v))  # fmt: skip
+                chunk_rows.append((filler.tenant_id, version, template_pk, chunk_id, windows))
                 filler.vectors += len(windows)
                 filler.chunks += 1
+    return doc_rows, chunk_rows
+
+
+def vector_rows(
+    first: int, chunk_rows: list[tuple[str, str, int, str, np.ndarray]], pool: np.ndarray,
+    rng: np.random.Generator, args: Any, versions: Any,
+) -> Iterator[bytes]:  # fmt: skip
+    """Binary COPY tuples of every synthetic window vector: v = normalize(x + b*y + noise*g),
+    one y and b per chunk, g per window, drawn in chunk order."""
+    for offset, (tenant, version, _pk, chunk_id, windows) in enumerate(chunk_rows):
+        y = pool[rng.integers(len(pool))]
+        b = rng.uniform(0, args.mix)
+        v = windows + b * y + args.noise * rng.standard_normal(windows.shape, dtype=np.float32)
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        texts = (tenant, version, versions.chunker_version, chunk_id, versions.embedding_model_id)
+        yield encode_vector_rows(first + offset, texts, v)
+
+
+def grow(
+    conn: Any,
+    fillers: list[Filler],
+    targets: dict[str, int],
+    pool: np.ndarray,
+    rng: np.random.Generator,
+    args: Any,
+    versions: Any,
+) -> dict[str, float]:
+    """Add synthetic documents until every tenant holds its target number of chunks."""
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    doc_rows, chunk_rows = plan_documents(fillers, targets)
     timings["generate_s"] = time.perf_counter() - started
     if not chunk_rows:
         return timings
@@ -211,20 +271,21 @@ def grow(
         for row in doc_rows:
             copy.write_row(row)
     with conn.cursor().copy("COPY map_chunks FROM STDIN") as copy:
-        for offset, row in enumerate(chunk_rows):
-            copy.write_row((first + offset, *row))
+        for offset, (tenant, version, template_pk, _cid, _w) in enumerate(chunk_rows):
+            copy.write_row((first + offset, tenant, version, template_pk))
     conn.execute(INSERT_VERSIONS)
     conn.execute(INSERT_BUILDS, asdict(versions))
     conn.execute(INSERT_CHUNKS)
     timings["insert_rows_s"] = time.perf_counter() - started
     started = time.perf_counter()
-    columns = "chunk_pk, tenant_id, doc_version_id, chunker_version, chunk_id, embedding_model_id"
-    sql = f"COPY chunk_vectors ({columns}, window_index, embedding) FROM STDIN WITH (FORMAT BINARY)"
-    with conn.cursor().copy(sql) as copy:
-        copy.set_types(["int8", "text", "text", "text", "text", "text", "int4", "vector"])
-        for offset, tenant, version, chunk_id, index, vec in vector_rows:
-            copy.write_row((first + offset, tenant, version, versions.chunker_version, chunk_id,
-                            versions.embedding_model_id, index, vec))  # fmt: skip
+    columns = (
+        "chunk_pk, tenant_id, doc_version_id, chunker_version, chunk_id, embedding_model_id, "
+        "window_index, embedding"
+    )
+    rows = vector_rows(first, chunk_rows, pool, rng, args, versions)
+    with conn.cursor().copy(vector_copy_sql(columns)) as copy:
+        for block in copy_blocks(rows):
+            copy.write(block)
     timings["copy_vectors_s"] = time.perf_counter() - started
     return timings
 
@@ -259,19 +320,33 @@ JOIN map_versions v ON v.tenant_id = m.tenant_id AND v.doc_version_id = m.doc_ve
 """
 
 
-def rebuild_hnsw(conn: Any, definition: str, maintenance_work_mem: str) -> dict[str, Any]:
-    """Drop and build the HNSW index again, timed, with memory for the build set on the session."""
+def rebuild_hnsw(conn: Any, definition: str, args: Any) -> dict[str, Any]:
+    """Drop and build the HNSW index again, timed, with memory for the whole graph and the
+    parallel maintenance workers set on the session; pgvector's notices are kept."""
     conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
-    conn.execute(f"SET maintenance_work_mem = '{maintenance_work_mem}'")
-    conn.execute("SET max_parallel_maintenance_workers = 1")
+    vectors = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+    memory = hnsw_memory(vectors, VECTOR_DIMS, args.maintenance_work_mem)
+    conn.execute(f"SET maintenance_work_mem = '{memory}'")
+    conn.execute(f"SET max_parallel_maintenance_workers = {int(args.parallel_workers)}")
+    notices: list[str] = []
+
+    def keep(diagnostic: Any) -> None:
+        notices.append(str(diagnostic.message_primary))
+
+    conn.add_notice_handler(keep)
     started = time.perf_counter()
     conn.execute(definition)
     build_s = time.perf_counter() - started
+    conn.remove_notice_handler(keep)
     conn.execute("RESET maintenance_work_mem")
+    conn.execute("RESET max_parallel_maintenance_workers")
     started = time.perf_counter()
-    conn.execute("ANALYZE")
+    conn.execute(f"ANALYZE {', '.join(ANALYZED)}")
     return {
         "hnsw_build_s": round(build_s, 2),
+        "hnsw_maintenance_work_mem": memory,
+        "hnsw_parallel_workers": int(args.parallel_workers),
+        "hnsw_notices": notices,
         "analyze_s": round(time.perf_counter() - started, 2),
         "hnsw_index_mb": round(relation_mb(conn, HNSW_INDEX), 1),
         "vectors_table_mb": round(relation_mb(conn, "chunk_vectors"), 1),

@@ -88,7 +88,8 @@ def with_user(url: str, user: str, dbname: str | None = None) -> str:
     info.pop("user", None)
     database = dbname or info.pop("dbname", "postgres")
     info.pop("dbname", None)
-    query = f"?{urlencode(info)}" if info else ""
+    # %20, not "+", for spaces (e.g. options=-c statement_timeout=...): libpq does not read "+".
+    query = f"?{urlencode(info, quote_via=quote)}" if info else ""
     return f"postgresql://{quote(user, safe='')}@/{quote(database, safe='')}{query}"
 
 
