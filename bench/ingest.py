@@ -134,10 +134,12 @@ def ingest_replica(pipeline: Any, folders: list[Path], per_version: bool) -> dic
 
 
 def replay_embedding(
-    db: Any, embedder: Any, registered: list[tuple[str, list[str]]]
+    db: Any, embedder: Any, registered: list[tuple[str, list[str]]], sentences: bool = False
 ) -> dict[str, Any]:
-    """Embed exactly the windows the pipeline embedded for these versions, same order and batches."""
+    """Embed exactly the windows the pipeline embedded for these versions, same order and batches
+    (`sentences`: the chunks' sentence units too, as the pipeline embeds them)."""
     from kb_retrieval.ingestion.pipeline import EMBED_BATCH
+    from kb_retrieval.text.sentence_units import sentence_units
 
     seconds, cpu, embedded = 0.0, 0.0, 0
     replayed: list[str] = []
@@ -153,6 +155,8 @@ def replay_embedding(
                     )
                 ]
             windows = {_sha(w): w for text in texts for w in embedder.windows(text)}
+            if sentences:
+                windows |= {_sha(u): u for text in texts for u in sentence_units(text)}
             missing = [h for h in sorted(windows) if h not in seen]
             seen.update(missing)
             for start in range(0, len(missing), EMBED_BATCH):
@@ -242,7 +246,7 @@ def run(args: Any, home: Any) -> dict[str, Any]:
     setup["parse_worker_start_s"] = round(time.perf_counter() - started, 2)
 
     embedder = TimedEmbedder(real)
-    pipeline = IngestionPipeline(db, embedder)
+    pipeline = IngestionPipeline(db, embedder, sentence_vectors=not args.no_sentence_vectors)
     clock = StepClock(pipeline)
     corpus = home.path / "corpus"
     replicas = [replica_folders(DEMO_TENANTS, corpus, f"r{i:02d}") for i in range(args.replicas)]
@@ -258,14 +262,15 @@ def run(args: Any, home: Any) -> dict[str, Any]:
             log(f"time budget of {args.budget_min} min spent: stopping after {index} replicas")
             replicas = replicas[:index]
             break
-        started, cpu_started = time.perf_counter(), cpu_s()
+        started, cpu_started, texts_before = time.perf_counter(), cpu_s(), embedder.texts
         row = ingest_replica(pipeline, folders, args.per_version)
+        row["embedded_texts"] = embedder.texts - texts_before
         row["seconds"] = time.perf_counter() - started
         row["cpu_s"] = cpu_s() - cpu_started
         row["load1"] = load()[0]
         rows.append(row)
         if index < args.replay:
-            again = replay_embedding(db, real, row["registered"])
+            again = replay_embedding(db, real, row["registered"], pipeline.sentence_vectors)
             raw = raw_embedding(real, again["texts"])
             replay["raw_seconds"] += raw["seconds"]
             replay["raw_cpu_s"] += raw["cpu_s"]
@@ -274,7 +279,7 @@ def run(args: Any, home: Any) -> dict[str, Any]:
                 replay[key] += again[key]
             replay["pipeline_s"] += row["seconds"]
             replay["pipeline_cpu_s"] += row["cpu_s"]
-            replay["pipeline_windows"] += row["embedded_windows"]
+            replay["pipeline_windows"] += row["embedded_texts"]
         log(
             f"replica {index + 1}/{args.replicas}: {row['chunks']} chunks, "
             f"{row['windows']} windows in {row['seconds']:.1f} s (load {row['load1']})"
@@ -433,6 +438,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--per-version", action="store_true", help="run_all per version (before issue 11)"
     )
+    parser.add_argument(
+        "--no-sentence-vectors",
+        action="store_true",
+        help="windows only (before migration 0008); default: sentence vectors too, replayed too",
+    )
     args = parser.parse_args(argv)
     defaults = (1, 1, 1) if args.quick else (41, 3, 1)
     for name, value in zip(("replicas", "replay", "dagster_replicas"), defaults, strict=True):
@@ -447,7 +457,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         result,
         "ingest",
         args,
-        ("replicas", "budget_min", "replay", "dagster_replicas", "quick", "per_version"),
+        (
+            "replicas",
+            "budget_min",
+            "replay",
+            "dagster_replicas",
+            "quick",
+            "per_version",
+            "no_sentence_vectors",
+        ),
         info,
         started,
         render,

@@ -20,6 +20,7 @@ from psycopg.types.json import Jsonb
 
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder
+from kb_retrieval.ingestion import sentence_vectors as sentences
 from kb_retrieval.ingestion import sql
 from kb_retrieval.ingestion.chunking import ChunkerConfig, WordPieceCounter, chunk_document
 from kb_retrieval.ingestion.manifest import (
@@ -121,8 +122,11 @@ class IngestionPipeline:
         embedder: Embedder,
         chunker_config: ChunkerConfig | None = None,
         parser: Parser = parse_file_guarded,
+        sentence_vectors: bool = True,
     ) -> None:
+        """`sentence_vectors`: store each chunk's sentence vectors (migration 0008) too."""
         self.db = db
+        self.sentence_vectors = sentence_vectors
         self.embedder = embedder
         self.chunker_config = chunker_config or ChunkerConfig()
         self.parser = parser
@@ -405,16 +409,22 @@ class IngestionPipeline:
         owner: dict[str, str] = {}
         pending: set[str] = set()
         for doc_version_id in doc_version_ids:
-            if self.build_state(tenant_id, doc_version_id).state not in (
-                LifecycleState.CHUNKED,
-                LifecycleState.EMBEDDING,
+            state = self.build_state(tenant_id, doc_version_id).state
+            if state not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING) and not (
+                state == LifecycleState.INDEXED and self.sentence_vectors
             ):
                 continue
-            pending.add(doc_version_id)
             with self.db.tenant(tenant_id) as conn:
                 chunks = conn.execute(
                     sql.SELECT_CHUNKS_FOR_EMBEDDING, self._key(doc_version_id)
                 ).fetchall()
+                units = self._missing_units(conn, doc_version_id, chunks)
+            texts.update(sentences.unit_texts(units))
+            if state == LifecycleState.INDEXED:
+                if units:
+                    pending.add(doc_version_id)
+                continue
+            pending.add(doc_version_id)
             for _pk, _cid, text in chunks:
                 for window in self.embedder.windows(text):
                     digest = _sha(window)
@@ -423,7 +433,7 @@ class IngestionPipeline:
         by_length = sorted(texts, key=lambda h: (len(texts[h]), h))
         fresh = self._vectors_for(tenant_id, by_length, texts)["__fresh__"] if texts else set()
         credited: dict[str, set[str]] = {}
-        for digest in fresh:
+        for digest in fresh & owner.keys():
             credited.setdefault(owner[digest], set()).add(digest)
         # A version with nothing to embed gets `embed`'s skip report without a second lookup.
         return [
@@ -442,6 +452,8 @@ class IngestionPipeline:
         """Window vectors of the version's chunks (from the cache, else embedded now);
         `embedded_before`: hashes `embed_many` just embedded for it, reported as embedded here."""
         build = self.build_state(tenant_id, doc_version_id)
+        if build.state == LifecycleState.INDEXED and self.sentence_vectors:
+            return self._backfill_sentences(tenant_id, doc_version_id)
         if build.state not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
             return self._report(
                 tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
@@ -450,7 +462,8 @@ class IngestionPipeline:
         with self.db.tenant(tenant_id) as conn:
             chunks = conn.execute(sql.SELECT_CHUNKS_FOR_EMBEDDING, key).fetchall()
             done = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
-            if build.state == LifecycleState.EMBEDDING and done == len(chunks):
+            units = self._missing_units(conn, doc_version_id, chunks)
+            if build.state == LifecycleState.EMBEDDING and done == len(chunks) and not units:
                 return self._report(
                     tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
                 )
@@ -460,11 +473,12 @@ class IngestionPipeline:
             for pk, cid, text in chunks
             for i, w in enumerate(self.embedder.windows(text))
         ]
-        vectors = self._vectors_for(
-            tenant_id, sorted({w[4] for w in windows}), {w[4]: w[3] for w in windows}
-        )
-        fresh_hashes = vectors.pop("__fresh__") | (embedded_before or set())
+        window_texts = {w[4]: w[3] for w in windows}
+        texts = {**sentences.unit_texts(units), **window_texts}
+        vectors = self._vectors_for(tenant_id, sorted(texts), texts)
+        fresh_hashes = (vectors.pop("__fresh__") | (embedded_before or set())) & window_texts.keys()
         with self.db.tenant(tenant_id) as conn:
+            sentences.store_units(conn, tenant_id, self.versions, doc_version_id, units, vectors)
             with conn.cursor() as cur:
                 cur.executemany(
                     sql.INSERT_VECTOR,
@@ -495,6 +509,40 @@ class IngestionPipeline:
             embedded_windows=len(fresh_hashes),
             windows=len(windows),
             cached_windows=len(windows) - sum(1 for w in windows if w[4] in fresh_hashes),
+            sentence_units=len(units),
+        )
+
+    def _missing_units(
+        self, conn: Any, doc_version_id: str, chunks: Sequence[tuple[int, str, str]]
+    ) -> list[sentences.SentenceUnit]:
+        if not self.sentence_vectors:
+            return []
+        return sentences.missing_units(conn, self.versions, doc_version_id, chunks)
+
+    def _backfill_sentences(self, tenant_id: str, doc_version_id: str) -> StepReport:
+        """An indexed build from before migration 0008: its chunks' missing sentence vectors,
+        stored with a new `indexed_at` in one transaction (snapshots reload the version)."""
+        with self.db.tenant(tenant_id) as conn:
+            chunks = conn.execute(
+                sql.SELECT_CHUNKS_FOR_EMBEDDING, self._key(doc_version_id)
+            ).fetchall()
+            units = self._missing_units(conn, doc_version_id, chunks)
+        if not units:
+            return self._report(
+                tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
+            )
+        texts = sentences.unit_texts(units)
+        vectors = self._vectors_for(tenant_id, sorted(texts), texts)
+        with self.db.tenant(tenant_id) as conn:
+            sentences.store_units(conn, tenant_id, self.versions, doc_version_id, units, vectors)
+            sentences.touch_indexed(conn, self.versions, doc_version_id)
+        return self._report(
+            tenant_id,
+            doc_version_id,
+            False,
+            embedded_chunks=0,
+            embedded_windows=0,
+            sentence_units=len(units),
         )
 
     def _vectors_for(
@@ -531,13 +579,17 @@ class IngestionPipeline:
         with self.db.tenant(tenant_id) as conn:
             chunks = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
             embedded = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
-            if chunks == 0 or chunks != build.chunk_count or embedded != chunks:
+            rows = conn.execute(sql.SELECT_CHUNKS_FOR_EMBEDDING, key).fetchall()
+            lacking = len({u.chunk_pk for u in self._missing_units(conn, doc_version_id, rows)})
+            if chunks == 0 or chunks != build.chunk_count or embedded != chunks or lacking:
                 self._set_state(
                     conn,
                     doc_version_id,
                     LifecycleState.FAILED,
                     IngestReason.EMBEDDING_FAILED.value,
-                    f"{doc_version_id}: {embedded} of {chunks} chunks have vectors; not published",
+                    f"{doc_version_id}: {embedded} of {chunks} chunks have vectors"
+                    + (f", {lacking} lack sentence vectors" if lacking else "")
+                    + "; not published",
                 )
             else:
                 conn.execute(sql.PUBLISH_BUILD, key)

@@ -147,8 +147,8 @@ class RetrievalConfig(BaseModel):
     )
     sentence_features: bool = Field(
         False,
-        description="best-sentence cosine features (sentence vectors embedded on first use; "
-        "measured in docs/retrieval.md section 3, off: small gain for the embedding cost)",
+        description="best-sentence cosine features from the sentence vectors stored at "
+        "ingestion (migration 0008; docs/retrieval.md section 7)",
     )
 
     @property

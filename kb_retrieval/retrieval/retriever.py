@@ -20,7 +20,7 @@ from kb_retrieval.models import PipelineVersions
 from kb_retrieval.query.plan import QueryPlan, build_query_plan
 from kb_retrieval.query.trips import known_trip_entities
 from kb_retrieval.retrieval import candidates as legs
-from kb_retrieval.retrieval import sql
+from kb_retrieval.retrieval import snapshot_sentences, sql
 from kb_retrieval.retrieval.cache import TTLCache
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pack import build_pack
@@ -34,7 +34,11 @@ from kb_retrieval.retrieval.scoring import (
     vector_feature,
 )
 from kb_retrieval.retrieval.selection import select_pack
-from kb_retrieval.retrieval.sentence_vectors import SentenceVectorCache, best_sentence_sims
+from kb_retrieval.retrieval.sentence_vectors import (
+    SentenceVectorCache,
+    best_sentence_sims,
+    fetch_sentence_vectors,
+)
 from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot
 from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
 from kb_retrieval.retrieval.verdict import admit_conflicting, decide
@@ -60,6 +64,7 @@ class SearchOutput:
     found: dict[int, legs.Candidate] = field(default_factory=dict)
     idf: dict[str, float] = field(default_factory=dict)
     avgdl: float = 1.0
+    sentences: dict[int, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,8 @@ class Retriever:
                 # An older snapshot may be served while another thread loads the new one.
                 generation = snapshot.generation
                 titles = snapshot.trip_titles
+                if self.config.sentence_features:
+                    snapshot_sentences.ensure_loaded(conn, snapshot)
             else:
                 rows = conn.execute(sql.TRIP_TITLES, {"tenant_id": tenant_id})
                 titles = tuple(row[0] for row in rows)
@@ -250,7 +257,8 @@ class Retriever:
                 cand.text, variant_terms[0], out.idf, self.config.passage_window
             )
             if self.config.sentence_features:
-                sentences = self.sentences.vectors(cand.text)
+                stored = out.sentences.get(pk)
+                sentences = stored if stored is not None else self.sentences.vectors(cand.text)
                 cand.sentence_sims = best_sentence_sims(sentences, vectors)
             cand.features = candidate_features(
                 cand, plan, variant_terms, out.idf, out.avgdl, self.config
@@ -300,7 +308,12 @@ class Retriever:
         idf, avgdl = (
             snapshot.term_idf(mask, _all_terms(request.variant_terms)) if found else ({}, 1.0)
         )
-        return SearchOutput(order, seen, top1, found, idf, avgdl)
+        sentences = (
+            snapshot_sentences.loaded(snapshot).lookup(found)
+            if self.config.sentence_features
+            else {}
+        )
+        return SearchOutput(order, seen, top1, found, idf, avgdl, sentences)
 
     def _search_database(self, request: SearchRequest) -> SearchOutput:
         """Both legs in PostgreSQL (tenants above `in_memory_max_vectors`)."""
@@ -326,7 +339,12 @@ class Retriever:
                 if found
                 else ({}, 1.0)
             )
-        return SearchOutput(order, seen, top1, found, idf, avgdl)
+            sentences = (
+                fetch_sentence_vectors(conn, scope.params(), list(found))
+                if self.config.sentence_features
+                else {}
+            )
+        return SearchOutput(order, seen, top1, found, idf, avgdl, sentences)
 
     def _finish(
         self,

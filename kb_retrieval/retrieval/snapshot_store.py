@@ -21,6 +21,7 @@ from kb_retrieval.retrieval.snapshot import (
     as_float32,
     normalized_rows,
 )
+from kb_retrieval.retrieval.snapshot_sentences import loaded_nbytes
 
 
 def read_generation(conn: Any, tenant_id: str) -> int:
@@ -173,7 +174,9 @@ class SnapshotStore:
 
 
 def _footprint(snapshot: TenantSnapshot | None) -> int:
-    return snapshot.nbytes + snapshot.file_nbytes if snapshot is not None else 0
+    if snapshot is None:
+        return 0
+    return snapshot.nbytes + snapshot.file_nbytes + loaded_nbytes(snapshot)
 
 
 SNAPSHOTS = SnapshotStore(max_bytes=2 * 1024**3)

@@ -6,6 +6,8 @@ from kb_retrieval.text.sentences import sentence_bounds
 
 MIN_WORDS = 6
 MAX_WORDS = 60
+# Part of the key of stored sentence vectors (migration 0008): change it when the cut changes.
+UNITS_VERSION = f"units{MIN_WORDS}-{MAX_WORDS}+v1"
 
 
 def sentence_units(text: str, min_words: int = MIN_WORDS, max_words: int = MAX_WORDS) -> list[str]:
