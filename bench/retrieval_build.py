@@ -47,7 +47,8 @@ ON CONFLICT (tenant_id) DO UPDATE SET generation = g.generation + 1
 SAVED_CONSTRAINTS = """
 SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid), contype
 FROM pg_constraint
-WHERE conrelid::regclass::text = ANY(%s) AND contype IN ('u', 'f')
+WHERE (conrelid::regclass::text = ANY(%(tables)s) AND contype IN ('u', 'f'))
+   OR (confrelid::regclass::text = ANY(%(tables)s) AND contype = 'f')
 ORDER BY contype DESC, conname
 """
 SAVED_INDEXES = """
@@ -70,9 +71,10 @@ FROM chunks c WHERE c.tenant_id = ANY(%s) GROUP BY c.tenant_id
 
 def deferred_definitions(conn: Any) -> dict[str, list[tuple[str, str]]]:
     """(drop, create) statements of the secondary indexes and UNIQUE/FK constraints of the two
-    bulk-loaded tables (primary keys and the HNSW index stay apart)."""
+    bulk-loaded tables and the foreign keys of other tables pointing at them (primary keys and
+    the HNSW index stay apart)."""
     tables = list(DEFERRED_TABLES)
-    constraints = conn.execute(SAVED_CONSTRAINTS, (tables,)).fetchall()
+    constraints = conn.execute(SAVED_CONSTRAINTS, {"tables": tables}).fetchall()
     indexes = conn.execute(SAVED_INDEXES, (tables, HNSW_INDEX)).fetchall()
     return {
         "constraints": [
