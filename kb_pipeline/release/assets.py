@@ -9,7 +9,7 @@ from kb_eval.gates import failed_gates, failed_generalisation_gates, gate_label
 from kb_pipeline.index.assets import EMBEDDING_POOL
 from kb_pipeline.release.evaluation import RUN_KIND, release_evaluation
 from kb_pipeline.release.generalisation import release_generalisation
-from kb_pipeline.release.partitions import release_partitions
+from kb_pipeline.release.partitions import registered_release, release_partitions
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_pipeline.table_metadata import table
 from kb_retrieval.db.connection import Database
@@ -17,7 +17,6 @@ from kb_retrieval.releases import (
     ReleaseRun,
     active_release,
     ensure_builds,
-    get_release,
     latest_release_run,
     promote_release,
 )
@@ -35,9 +34,7 @@ from kb_retrieval.releases import (
 )
 def release_index(context: AssetExecutionContext, kb: KnowledgeBaseResource) -> MaterializeResult:
     db = kb.database()
-    record = get_release(db, context.partition_key)
-    if record is None:
-        raise Failure(description=f"release {context.partition_key} is not registered")
+    record = registered_release(db, context.partition_key)
     pipeline = kb.pipeline()
     if pipeline.versions != record.release.versions:
         raise Failure(

@@ -20,7 +20,7 @@ from kb_eval.gates import GATES, failed_gates, gate_label, gate_passes
 from kb_eval.golden import GoldenCase, load_golden
 from kb_eval.golden_eval import EvalRun, evaluate_cases, store_run
 from kb_pipeline.release import report_charts
-from kb_pipeline.release.partitions import release_partitions
+from kb_pipeline.release.partitions import registered_release, release_partitions
 from kb_pipeline.release.settings import EvaluationConfig, resolve_settings
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_pipeline.table_metadata import frame_table, table
@@ -28,7 +28,6 @@ from kb_retrieval.db.server import kb_home
 from kb_retrieval.releases import (
     Release,
     embedder_for_model,
-    get_release,
     previous_release_run,
 )
 from kb_retrieval.retrieval.rerank import reranker_from_config
@@ -150,9 +149,7 @@ def release_evaluation(
     context: AssetExecutionContext, config: EvaluationConfig, kb: KnowledgeBaseResource
 ) -> MaterializeResult:
     db = kb.database()
-    record = get_release(db, context.partition_key)
-    if record is None:
-        raise Failure(description=f"release {context.partition_key} is not registered")
+    record = registered_release(db, context.partition_key)
     release = record.release
     settings = resolve_settings(config)
     golden, as_of = settings.golden_path, settings.as_of

@@ -23,11 +23,10 @@ from kb_eval.cv_store import store_generalisation
 from kb_eval.gates import GENERALISATION_GATES, OperatorGateResult, judge_generalisation_gate
 from kb_eval.golden import GoldenFormatError
 from kb_pipeline.release.evaluation import release_retriever
-from kb_pipeline.release.partitions import release_partitions
+from kb_pipeline.release.partitions import registered_release, release_partitions
 from kb_pipeline.release.settings import GeneralisationConfig, resolve_cv_specs
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_pipeline.table_metadata import table
-from kb_retrieval.releases import get_release
 
 POOLED = ("cases", *(key for key, _, _ in TABLE_COLUMNS if key != "cases"))
 TARGET_COLUMNS = ("check", "target", "value", "missed_by", "blocking", "passed")
@@ -72,9 +71,7 @@ def release_generalisation(
     context: AssetExecutionContext, config: GeneralisationConfig, kb: KnowledgeBaseResource
 ) -> MaterializeResult:
     db = kb.database()
-    record = get_release(db, context.partition_key)
-    if record is None:
-        raise Failure(description=f"release {context.partition_key} is not registered")
+    record = registered_release(db, context.partition_key)
     try:
         sets = load_case_sets(resolve_cv_specs(config))
         report = run_cross_validation(release_retriever(kb, record.release), sets)
