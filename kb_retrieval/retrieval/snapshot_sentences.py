@@ -61,6 +61,9 @@ class SentenceMatrix:
 
 
 _LOADED: weakref.WeakKeyDictionary[TenantSnapshot, SentenceMatrix] = weakref.WeakKeyDictionary()
+_LOAD_LOCKS: weakref.WeakKeyDictionary[TenantSnapshot, threading.Lock] = (
+    weakref.WeakKeyDictionary()
+)
 _LOCK = threading.Lock()
 
 
@@ -83,12 +86,19 @@ def load_matrix(conn: Any, snapshot: TenantSnapshot) -> SentenceMatrix:
 
 
 def ensure_loaded(conn: Any, snapshot: TenantSnapshot) -> SentenceMatrix:
-    """The snapshot's sentence vectors, read on the first call (one load at a time)."""
+    """The snapshot's sentence vectors, read on the first call. Once loaded, no lock is taken;
+    a load holds only its own snapshot's lock, so one tenant's load never waits for another's."""
+    found = _LOADED.get(snapshot)
+    if found is not None:
+        return found
     with _LOCK:
+        load_lock = _LOAD_LOCKS.setdefault(snapshot, threading.Lock())
+    with load_lock:
         found = _LOADED.get(snapshot)
         if found is None:
             found = load_matrix(conn, snapshot)
-            _LOADED[snapshot] = found
+            with _LOCK:
+                _LOADED[snapshot] = found
         return found
 
 
