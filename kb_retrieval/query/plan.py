@@ -89,6 +89,9 @@ class QueryPlan:
     dates: tuple[str, ...] = ()
     trip_terms: tuple[str, ...] = ()
     trip_names: tuple[str, ...] = ()  # the tenant's trip names the email mentions
+    guest_text: str = ""  # every guest message of the thread, prepared (values the guest states)
+    # A trip context that names a product but no departure (no trip_date, no trip_id).
+    context_undated: bool = False
 
 
 @dataclass(frozen=True)
@@ -513,4 +516,7 @@ def build_query_plan(
         dates=tuple(dates),
         trip_terms=tuple(trip_terms),
         trip_names=tuple(matched),
+        guest_text=" ".join(full_prepared.split()),
+        context_undated=bool(trip_context)
+        and not (trip_context.get("trip_date") or trip_context.get("trip_id")),
     )

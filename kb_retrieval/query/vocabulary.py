@@ -208,6 +208,8 @@ QUERY_FILLER = words(
 # Words that do not count as content for the quality gate (but stay in the direct query).
 GATE_IGNORE = QUERY_FILLER | words(
     "test testing tested message messages email mail hmm um morning afternoon evening"
+    # closing pleasantries ("thanks so much", "see you soon", "looking forward to it")
+    " much soon looking forward"
 )
 TRIP_NOUNS = words(
     """trip trips tour tours trek treks departure departures expedition expeditions hike hikes

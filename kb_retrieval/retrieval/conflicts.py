@@ -53,9 +53,11 @@ POLICY_TERMS_DISAGREEMENT = "policy_terms_disagreement"
 UNLINKED_TERMS_VERSIONS = "unlinked_terms_versions"
 EXCEPTION_REQUEST = "exception_request"
 BENEFIT_DENIAL = "benefit_denial"
+CLAIM_CONTRADICTED = "claim_contradicted"
 CONFLICT_KINDS = (
     NUMERIC_WINDOW,
     POLICY_TERMS_DISAGREEMENT,
+    CLAIM_CONTRADICTED,
     BENEFIT_DENIAL,
     UNLINKED_TERMS_VERSIONS,
     EXCEPTION_REQUEST,
@@ -84,6 +86,7 @@ class Conflict:
     values: tuple[str, ...]
     chunk_ids: tuple[str, ...]
     detail: str
+    topic: str = ""  # the quantity topic of a numeric conflict ("" for the other kinds)
 
     def to_json(self) -> dict[str, object]:
         """The evidence-pack form (spec 7)."""
@@ -141,6 +144,21 @@ def _same_value(a: Quantity, b: Quantity) -> bool:
 
 def _disjoint(left: Sequence[Quantity], right: Sequence[Quantity]) -> bool:
     return not any(_same_value(a, b) for a in left for b in right)
+
+
+def facts_of(text: str) -> dict[_Key, tuple[Quantity, ...]]:
+    """A text's quantities by (kind, family, topic) (public name of the cached `_facts`)."""
+    return _facts(text)
+
+
+def disjoint(left: Sequence[Quantity], right: Sequence[Quantity]) -> bool:
+    """No value of `left` equals one of `right` (up to rounding and units)."""
+    return _disjoint(left, right)
+
+
+def value_labels(quantities: Sequence[Quantity]) -> tuple[str, ...]:
+    """Distinct values, first wording wins, ordered by value."""
+    return _labels(quantities)
 
 
 def _pair_kind(a: ConflictInput, b: ConflictInput, topic: str) -> str | None:
@@ -212,7 +230,7 @@ def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
         ]
         detail = f"{key[2]} {key[0]} differs: " + "; ".join(parts)
         chunk_ids = _unique(ordered[i].chunk_id for i in indexes)
-        conflicts.append(Conflict(kind, _labels(quantities), chunk_ids, detail))
+        conflicts.append(Conflict(kind, _labels(quantities), chunk_ids, detail, key[2]))
     return conflicts
 
 

@@ -10,6 +10,7 @@ from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.query.trips import same_trip
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.conflict_scope import bears_on, claim_conflicts, question_topics
 from kb_retrieval.retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
 from kb_retrieval.retrieval.selection import is_low_relevance
 
@@ -73,16 +74,22 @@ def is_ambiguous(
     usable: Sequence[Candidate],
     config: RetrievalConfig,
     has_trip_context: bool,
+    *,
+    weak: bool = False,
 ) -> bool:
-    """The answer depends on a departure the email does not pin down (no date, no trip context).
+    """The answer depends on a departure the email does not pin down (no date, and no trip
+    context naming a departure: a product name alone does not).
 
     Either several trips' itineraries answer about equally well; or the best usable evidence is
     one departure's itinerary while another departure of the same trip is in the pack (what one
     departure's itinerary says, a hotel, a time, heated cabins in winter, need not hold for the
     guest's departure); or the email asks for departure logistics (meeting point, start time) of
-    no named trip while the pack holds the itineraries of several.
+    no named trip while the pack holds the itineraries of several trips. `weak`: no chunk is
+    usable and `usable` holds the plausible chunks (above the low-relevance line) instead; the
+    itineraries of several trips must then be among them, not merely in the pack.
     """
-    if plan.dates or has_trip_context or not usable:
+    pinned = has_trip_context and not plan.context_undated
+    if plan.dates or pinned or not usable:
         return False
     itineraries = [c for c in usable if c.version.category is Category.TRIP_ITINERARY]
     if itineraries:
@@ -92,7 +99,7 @@ def is_ambiguous(
         }
         if len(close_docs) >= 2 or _departure_specific(pack, usable[0]):
             return True
-    return _unnamed_trip_logistics(plan, pack)
+    return _unnamed_trip_logistics(plan, usable if weak else pack)
 
 
 def _departure_specific(pack: Sequence[Candidate], best: Candidate) -> bool:
@@ -107,11 +114,12 @@ def _departure_specific(pack: Sequence[Candidate], best: Candidate) -> bool:
     )
 
 
-def _unnamed_trip_logistics(plan: QueryPlan, pack: Sequence[Candidate]) -> bool:
-    """Meeting point or start time asked of no named trip, with several itineraries in the pack."""
+def _unnamed_trip_logistics(plan: QueryPlan, chunks: Sequence[Candidate]) -> bool:
+    """Meeting point or start time asked of no named trip, with several trips' itineraries among
+    `chunks`."""
     if plan.trip_names or not LOGISTICS_INTENTS.intersection(plan.intents):
         return False
-    docs = {c.version.doc_id for c in pack if c.version.category is Category.TRIP_ITINERARY}
+    docs = {c.version.doc_id for c in chunks if c.version.category is Category.TRIP_ITINERARY}
     return len(docs) >= 2
 
 
@@ -144,9 +152,7 @@ def decide(
     # A policy-like claim can only be grounded by its authoritative categories, so "stale only"
     # is judged on those usable chunks (a fresh brochure does not make a stale policy current).
     grounding = grounding_chunks(plan, usable)
-    conflicts = tuple(
-        detect_conflicts(conflict_inputs(pack, outside, config), exception_request=False)
-    )
+    conflicts = relevant_conflicts(plan, pack, outside, config)
     flags = {
         "stale_only_evidence": bool(grounding) and all(c.stale for c in grounding),
         "conflicting_evidence": bool(conflicts),
@@ -166,6 +172,13 @@ def decide(
             reasons.add(ReasonCode.SENSITIVE_TOPIC)
         review = plan.exception_request or disputed
         outcome = Outcome.NEEDS_REVIEW if review else Outcome.UNKNOWN
+        if not review and is_ambiguous(
+            plan, pack, plausible(pack, config), config, has_trip_context, weak=True
+        ):
+            # The answer depends on a departure the e-mail does not give: which one decides what
+            # the evidence says, so ask rather than abstain.
+            reasons = {ReasonCode.AMBIGUOUS_CONTEXT}
+            outcome = Outcome.ASK_CLARIFYING_QUESTION
         return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
     if flags["low_confidence"]:
         reasons.add(ReasonCode.LOW_CONFIDENCE)
@@ -200,6 +213,11 @@ def decide(
     return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
 
 
+def plausible(pack: Sequence[Candidate], config: RetrievalConfig) -> list[Candidate]:
+    """Pack chunks above the low-relevance line, in pack order (candidates to ask about)."""
+    return [c for c in pack if not is_low_relevance(c, config)]
+
+
 def likely_answered(
     plan: QueryPlan,
     pack: Sequence[Candidate],
@@ -216,16 +234,45 @@ def likely_answered(
     return q is not None and q >= config.unknown_threshold
 
 
-def conflict_inputs(
+def relevant_conflicts(
+    plan: QueryPlan,
+    pack: Sequence[Candidate],
+    outside: Sequence[Candidate],
+    config: RetrievalConfig,
+) -> tuple[Conflict, ...]:
+    """Conflicts that bear on this e-mail (`conflict_scope.py`): numeric disagreements among
+    the evidence on a topic the e-mail asks about, the other kinds, and values the e-mail
+    states that the relevant policy-tier chunks contradict."""
+    chunks = conflict_chunks(pack, outside, config)
+    text = plan.guest_text or plan.normalized_text
+    topics = question_topics(text, plan.intents)
+    found = [
+        c for c in detect_conflicts(_inputs(chunks), exception_request=False) if bears_on(c, topics)
+    ]
+    relevant = [c for c in chunks if not is_low_relevance(c, config)]
+    return (*found, *claim_conflicts(text, _inputs(relevant)))
+
+
+def conflict_chunks(
     pack: Sequence[Candidate], outside: Sequence[Candidate], config: RetrievalConfig
-) -> list[ConflictInput]:
+) -> list[Candidate]:
     """The pack's first chunks, then every usable candidate left out of the pack.
 
     A pack filled by precedence tiers pushes lower-tier chunks (a brochure's promise) past its
     window or out of it; what the guest was told elsewhere still contradicts the policy.
     """
     chunks = list(pack[:CONFLICT_WINDOW])
-    chunks += [c for c in outside if c.confidence >= config.unknown_threshold]
+    return chunks + [c for c in outside if c.confidence >= config.unknown_threshold]
+
+
+def conflict_inputs(
+    pack: Sequence[Candidate], outside: Sequence[Candidate], config: RetrievalConfig
+) -> list[ConflictInput]:
+    """`conflict_chunks` as the conflict detector's inputs (rank = position)."""
+    return _inputs(conflict_chunks(pack, outside, config))
+
+
+def _inputs(chunks: Sequence[Candidate]) -> list[ConflictInput]:
     return [
         ConflictInput(
             chunk_id=c.chunk_id,
