@@ -332,6 +332,11 @@ def _intents(prepared: str) -> tuple[str, ...]:
     return tuple(name for name in INTENTS if _INTENT_RES[name].search(prepared))
 
 
+def mentions_intent(text: str, intent: str) -> bool:
+    """Whether `text` (any text, e.g. a chunk's) uses the vocabulary of query intent `intent`."""
+    return bool(_INTENT_RES[intent].search(prepare(text)))
+
+
 def detect_exception_request(prepared: str, intents: Iterable[str]) -> bool:
     """The guest asks to bend a rule: strong phrasings, or weak ones next to a policy intent."""
     if _EXCEPTION_RE.search(prepared):

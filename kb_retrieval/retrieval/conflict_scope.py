@@ -1,8 +1,9 @@
 """Which conflicts bear on the e-mail (spec 8): the topics it asks about, and values it states.
 
 A disagreement between two chunks on a topic the guest does not ask about (the deposit amount
-in a question about life jackets) does not make the answer uncertain: the draft never states
-it. A value the guest states ("your website says a full refund up to 30 days") that every
+in a question about life jackets), or with a chunk the answerability model finds unrelated to
+the e-mail (under the low-relevance line), does not make the answer uncertain: the draft never
+states it. A value the guest states ("your website says a full refund up to 30 days") that every
 authoritative chunk stating that topic contradicts is a conflict the guest brings with them:
 the operator's text says otherwise, and a person decides what was promised.
 """
@@ -74,9 +75,12 @@ def question_topics(text: str, intents: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def bears_on(conflict: Conflict, topics: frozenset[str]) -> bool:
-    """A numeric conflict counts when its topic is asked about; other kinds always count."""
-    return not conflict.topic or conflict.topic in topics
+def bears_on(conflict: Conflict, topics: frozenset[str], relevant: frozenset[str]) -> bool:
+    """A numeric conflict counts when its topic is asked about and at least two of its chunks
+    are `relevant` (chunk ids above the low-relevance line); other kinds always count."""
+    if not conflict.topic:
+        return True
+    return conflict.topic in topics and sum(i in relevant for i in conflict.chunk_ids) >= 2
 
 
 def claim_conflicts(claim_text: str, chunks: Sequence[ConflictInput]) -> list[Conflict]:

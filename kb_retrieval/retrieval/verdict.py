@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kb_retrieval.models import HIGH_PRECEDENCE, Category, Outcome, ReasonCode
-from kb_retrieval.query.plan import QueryPlan
+from kb_retrieval.query.plan import QueryPlan, mentions_intent
 from kb_retrieval.query.trips import same_trip
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
@@ -25,6 +25,8 @@ CLAIM_CLASS_AUTHORITIES = {
     "fitness": HIGH_PRECEDENCE | {Category.SAFETY_MEDICAL},
     "dietary": HIGH_PRECEDENCE | {Category.SAFETY_MEDICAL},
 }
+# Intents whose answer is a commitment only text stating it can ground (spec 3.6).
+COMMITMENT_INTENTS = frozenset({"discount"})
 # Claim classes with a dedicated source: when it is in the usable evidence, it is what a specific
 # answer rests on (a fresh general terms section does not make a stale medical policy current).
 CLAIM_CLASS_SPECIALISTS = {"medical": Category.SAFETY_MEDICAL}
@@ -49,6 +51,16 @@ def required_categories(plan: QueryPlan) -> frozenset[Category]:
     for intent in plan.intents:
         allowed |= CLAIM_CLASS_AUTHORITIES.get(intent, set())
     return frozenset(allowed)
+
+
+def states_commitment(plan: QueryPlan, chunk: Candidate) -> bool:
+    """For a question about a commitment (a discount, a free place), the chunk speaks of one.
+
+    A price reduction is granted only by text that states it; a terms section on another matter
+    ("changes to these conditions") is authoritative but does not ground "kids sail free".
+    """
+    asked = [intent for intent in plan.intents if intent in COMMITMENT_INTENTS]
+    return not asked or any(mentions_intent(chunk.text, intent) for intent in asked)
 
 
 def grounding_chunks(plan: QueryPlan, usable: Sequence[Candidate]) -> list[Candidate]:
@@ -191,7 +203,10 @@ def decide(
     if plan.policy_like:
         if all(c.version.category is Category.MARKETING for c in usable):
             reasons.add(ReasonCode.MARKETING_ONLY_EVIDENCE)
-        if not any(c.version.category in required_categories(plan) for c in usable):
+        if not any(
+            c.version.category in required_categories(plan) and states_commitment(plan, c)
+            for c in usable
+        ):
             reasons.add(ReasonCode.MISSING_REQUIRED_PRECEDENCE)
     if is_ambiguous(plan, pack, usable, config, has_trip_context):
         reasons.add(ReasonCode.AMBIGUOUS_CONTEXT)
@@ -240,16 +255,19 @@ def relevant_conflicts(
     outside: Sequence[Candidate],
     config: RetrievalConfig,
 ) -> tuple[Conflict, ...]:
-    """Conflicts that bear on this e-mail (`conflict_scope.py`): numeric disagreements among
-    the evidence on a topic the e-mail asks about, the other kinds, and values the e-mail
-    states that the relevant policy-tier chunks contradict."""
+    """Conflicts that bear on this e-mail (`conflict_scope.py`): numeric disagreements on a
+    topic the e-mail asks about between chunks above the low-relevance line, the other kinds,
+    and values the e-mail states that the relevant policy-tier chunks contradict."""
     chunks = conflict_chunks(pack, outside, config)
     text = plan.guest_text or plan.normalized_text
     topics = question_topics(text, plan.intents)
-    found = [
-        c for c in detect_conflicts(_inputs(chunks), exception_request=False) if bears_on(c, topics)
-    ]
     relevant = [c for c in chunks if not is_low_relevance(c, config)]
+    ids = frozenset(c.chunk_id for c in relevant)
+    found = [
+        c
+        for c in detect_conflicts(_inputs(chunks), exception_request=False)
+        if bears_on(c, topics, ids)
+    ]
     return (*found, *claim_conflicts(text, _inputs(relevant)))
 
 
