@@ -75,6 +75,10 @@ def test_a_value_the_guest_states_that_the_policy_contradicts_is_a_conflict():
     found = claim_conflicts(claim, _inputs(policy))
     assert [c.kind for c in found] == [CLAIM_CONTRADICTED]
     assert found[0].chunk_ids == ("policy_0",) and "20 days" in found[0].values
+    # a value of the guest's own situation is not a claim about the terms
+    situation = "we start in about 5 weeks and have to cancel, booked 10 days ago"
+    assert claim_conflicts(situation, _inputs(policy)) == []
+    assert claim_conflicts("we were told cancelling 3 weeks before is fine", _inputs(policy))
     # the policy states the guest's value: nothing to contradict
     agreeing = "we read that cancelling 50 days before the start gets it back less the deposit"
     assert claim_conflicts(agreeing, _inputs(policy)) == []

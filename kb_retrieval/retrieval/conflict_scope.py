@@ -19,10 +19,11 @@ from kb_retrieval.retrieval.conflicts import (
     Conflict,
     ConflictInput,
     disjoint,
+    fact_key,
     facts_of,
     value_labels,
 )
-from kb_retrieval.text.quantities import TOPICS, TRIP_SPECIFIC_TOPICS
+from kb_retrieval.text.quantities import TOPICS, TRIP_SPECIFIC_TOPICS, Quantity, extract_quantities
 
 # Quantity topics each query intent asks about (besides the topics' own keywords in the text).
 # What comes back on cancelling depends on what was paid: the deposit kept, the balance due.
@@ -49,6 +50,16 @@ INTENT_TOPICS: dict[str, tuple[str, ...]] = {
     "complaint": ("complaint",),
 }
 _WORD_RE = re.compile(r"[^\W\d_]+")
+# A window boundary right before the value ("#" is the value in a quantity's context).
+_WINDOW_CUE_RE = re.compile(
+    r"\b(?:up to|more than|less than|within|at least|at most|no later than|until|over|under)"
+    r" (?:about |around |roughly )?#"
+)
+# The value is attributed to what someone said or wrote.
+_SOURCE_CUE_RE = re.compile(
+    r"\b(?:says?|said|saying|told|tells|promis(?:e|es|ed)|states?|stated|claims?|claimed"
+    r"|advertis(?:es|ed)|according|read|heard|thought|understood|understand|know)\b"
+)
 
 
 def _keyword_in(tokens: Sequence[str], keyword: tuple[str, ...]) -> bool:
@@ -83,6 +94,20 @@ def bears_on(conflict: Conflict, topics: frozenset[str], relevant: frozenset[str
     return conflict.topic in topics and sum(i in relevant for i in conflict.chunk_ids) >= 2
 
 
+def stated_rules(text: str) -> dict[tuple[str, str, str], tuple[Quantity, ...]]:
+    """The e-mail's quantities stated as a rule: a window ("up to 30 days before", "more than
+    60 days") or a value attributed to a source ("the brochure says", "we were told"). A value
+    of the guest's own situation ("we leave in seven weeks", "booked ten days ago") is not."""
+    found: dict[tuple[str, str, str], list[Quantity]] = {}
+    for quantity in extract_quantities(text):
+        key = fact_key(quantity)
+        if key is not None and (
+            _WINDOW_CUE_RE.search(quantity.context) or _SOURCE_CUE_RE.search(quantity.context)
+        ):
+            found.setdefault(key, []).append(quantity)
+    return {key: tuple(values) for key, values in found.items()}
+
+
 def claim_conflicts(claim_text: str, chunks: Sequence[ConflictInput]) -> list[Conflict]:
     """Values the guest states that the most authoritative chunks stating the same topic all
     contradict (a structured policy before the terms; a schedule stating the value agrees).
@@ -94,7 +119,7 @@ def claim_conflicts(claim_text: str, chunks: Sequence[ConflictInput]) -> list[Co
         (c for c in chunks if c.category in HIGH_PRECEDENCE), key=lambda c: (c.rank, c.chunk_id)
     )
     found: list[Conflict] = []
-    for key, claimed in sorted(facts_of(claim_text).items()):
+    for key, claimed in sorted(stated_rules(claim_text).items()):
         if key[2] in TRIP_SPECIFIC_TOPICS:
             continue
         stating = [c for c in policy if key in facts_of(c.text)]

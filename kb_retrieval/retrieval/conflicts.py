@@ -123,10 +123,16 @@ def _facts(text: str) -> dict[_Key, tuple[Quantity, ...]]:
     """
     grouped: dict[_Key, list[Quantity]] = {}
     for quantity in extract_quantities(text):
-        topic = quantity_topic(quantity)
-        if topic is not None:
-            grouped.setdefault((quantity.kind, _family(quantity), topic), []).append(quantity)
+        key = fact_key(quantity)
+        if key is not None:
+            grouped.setdefault(key, []).append(quantity)
     return {key: tuple(values) for key, values in grouped.items()}
+
+
+def fact_key(quantity: Quantity) -> _Key | None:
+    """(kind, comparison unit, topic) of a quantity; None when it has no topic."""
+    topic = quantity_topic(quantity)
+    return None if topic is None else (quantity.kind, _family(quantity), topic)
 
 
 def _same_value(a: Quantity, b: Quantity) -> bool:
