@@ -162,3 +162,16 @@ def test_a_discount_is_grounded_only_by_authoritative_text_that_states_one():
         "terms_6", Category.TERMS_POLICY, 0.8, "Students receive a 10% discount on every tour."
     )
     assert decide(question, [stating, unrelated], CONFIG).outcome.value == "OK_TO_DRAFT"
+
+
+def test_a_document_version_that_states_the_policys_value_somewhere_does_not_contradict_it():
+    policy = cand(
+        "policy_0", Category.STRUCTURED_POLICY, 0.8, "A deposit of 25% is due at booking."
+    )
+    agreeing = cand("terms_0", Category.TERMS_POLICY, 0.8, "2.1 Deposit. You pay a deposit of 25%.")
+    table_row = cand(
+        "terms_1", Category.TERMS_POLICY, 0.8, "Days before start / charge: loss of deposit 50%"
+    )
+    assert {c.kind for c in detect_conflicts(_inputs(policy, table_row), exception_request=False)}
+    together = detect_conflicts(_inputs(policy, agreeing, table_row), exception_request=False)
+    assert [c for c in together if c.topic == "deposit"] == []

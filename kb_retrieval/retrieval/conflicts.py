@@ -4,9 +4,11 @@ Rules, chosen to miss a weak conflict rather than invent one:
 
 * Quantities are compared only when they have the same kind, the same comparison unit
   (calendar vs business days, currency code, age bound) and the same topic (`quantity_topic`).
-* Per chunk and topic the stated values form a set; a schedule ("60 days: full refund; 30-59
-  days: 50%") is one policy. Two chunks conflict on a topic only if their sets share no value
-  ("7 days", "one week" and "168 hours" are the same value).
+* Per document version and topic the stated values form a set (over its chunks in the window);
+  a schedule ("60 days: full refund; 30-59 days: 50%") is one policy. Two chunks conflict on a
+  topic only if their versions' sets share no value ("7 days", "one week" and "168 hours" are
+  the same value): a terms document that states the policy's 25% deposit in one section does
+  not contradict it through a table row in another that reads as "deposit ... 50%".
 * Two chunks that each quote a different line of a schedule stated by a third chunk at least
   as authoritative as either of them do not conflict.
 * Chunks of one document version never conflict with each other.
@@ -202,6 +204,22 @@ def _reconciled(
     )
 
 
+def _version_values(
+    ordered: Sequence[ConflictInput],
+    facts: Sequence[dict[_Key, tuple[Quantity, ...]]],
+    key: _Key,
+    index: int,
+) -> list[Quantity]:
+    """What the document version of chunk `index` states on `key`, over all its chunks given."""
+    version = ordered[index].doc_version_id
+    return [
+        q
+        for k, chunk in enumerate(ordered)
+        if chunk.doc_version_id == version
+        for q in facts[k].get(key, ())
+    ]
+
+
 def _labels(quantities: Sequence[Quantity]) -> tuple[str, ...]:
     """Distinct values (first wording wins), ordered by value."""
     kept: list[Quantity] = []
@@ -221,7 +239,10 @@ def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
                 kind = _pair_kind(a, b, key[2])
                 if (
                     kind is not None
-                    and _disjoint(facts[i][key], facts[j][key])
+                    and _disjoint(
+                        _version_values(ordered, facts, key, i),
+                        _version_values(ordered, facts, key, j),
+                    )
                     and not _reconciled(ordered, facts, key, (i, j))
                 ):
                     groups.setdefault((kind, key), set()).update((i, j))
