@@ -175,3 +175,23 @@ def test_a_document_version_that_states_the_policys_value_somewhere_does_not_con
     assert {c.kind for c in detect_conflicts(_inputs(policy, table_row), exception_request=False)}
     together = detect_conflicts(_inputs(policy, agreeing, table_row), exception_request=False)
     assert [c for c in together if c.topic == "deposit"] == []
+
+
+def test_a_usable_chunk_past_the_packs_first_six_is_read_for_conflicts():
+    question = build_query_plan("Can we cancel the bike tour and get a full refund?")
+    policy = cand(
+        "policy_0",
+        Category.STRUCTURED_POLICY,
+        0.9,
+        "Cancellations 45 days or more before the start are refunded in full.",
+    )
+    filler = [cand(f"terms_{i}", Category.TERMS_POLICY, 0.5, f"Clause {i}.") for i in range(6)]
+    flyer = cand(
+        "flyer_0",
+        Category.MARKETING,
+        0.8,
+        "Cancel up to 10 days before the start for a full refund.",
+    )
+    verdict = decide(question, [policy, *filler, flyer], CONFIG)
+    assert any("flyer_0" in c.chunk_ids for c in verdict.conflicts)
+    assert verdict.outcome.value == "NEEDS_REVIEW"

@@ -274,13 +274,16 @@ def relevant_conflicts(
 def conflict_chunks(
     pack: Sequence[Candidate], outside: Sequence[Candidate], config: RetrievalConfig
 ) -> list[Candidate]:
-    """The pack's first chunks, then every usable candidate left out of the pack.
+    """The pack's first chunks, then every usable chunk after them, in the pack or left out.
 
     A pack filled by precedence tiers pushes lower-tier chunks (a brochure's promise) past its
     window or out of it; what the guest was told elsewhere still contradicts the policy.
     """
-    chunks = list(pack[:CONFLICT_WINDOW])
-    return chunks + [c for c in outside if c.confidence >= config.unknown_threshold]
+    later = [*pack[CONFLICT_WINDOW:], *outside]
+    return [
+        *pack[:CONFLICT_WINDOW],
+        *(c for c in later if c.confidence >= config.unknown_threshold),
+    ]
 
 
 def conflict_inputs(
