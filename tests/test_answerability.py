@@ -246,7 +246,7 @@ def test_pack_shows_each_chunks_own_probability_under_the_top_confidence():
     # The top chunk keeps the verdict's confidence; the others show their chunk probability,
     # capped at the top value, so the pack's maximum is what 0.65 / 0.72 were compared with.
     shown = pack_confidences([0.55, 0.81, 0.78, 0.40], [0.62, 0.35, 0.90, 0.05])
-    assert shown == [0.55, 0.81, 0.81, 0.05]
+    assert shown == [0.62, 0.81, 0.81, 0.05]
     assert max(shown) == 0.81
     # Equal confidences: the first keeps it.
     assert pack_confidences([0.7, 0.7], [0.2, 0.1]) == [0.7, 0.1]
