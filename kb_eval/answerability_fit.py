@@ -8,7 +8,7 @@ lowers the probability; category and answer-type-miss weights are free.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -21,6 +21,7 @@ from kb_retrieval.retrieval.answerability import FEATURE_NAMES, AnswerabilityMod
 from kb_retrieval.retrieval.case_answerability import (
     CASE_FEATURES,
     CaseAnswerabilityModel,
+    ChunkScorer,
     case_features,
 )
 from kb_retrieval.retrieval.retriever import Retriever
@@ -108,11 +109,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 100)
     return w
 
 
-def fit_answerability(
-    rows: Sequence[Row],
-    fitted_on: str,
-    names: Sequence[str] = FEATURE_NAMES,
-    calibration_label: str = "answerable",
+def fit_chunk_model(
+    rows: Sequence[Row], names: Sequence[str] = FEATURE_NAMES
 ) -> AnswerabilityModel:
     """Logistic fit over `names`; a match-strength feature with a negative slope is dropped."""
     if not rows:
@@ -128,26 +126,62 @@ def fit_answerability(
             break
         active.remove(min(negative, key=lambda i: w[i]))
     weights = {name: round(float(w[i + 1]), 4) for i, name in enumerate(names) if w[i + 1] != 0}
-    chunk_model = AnswerabilityModel(bias=round(float(w[0]), 4), weights=weights)
-    a, b = fit_calibration(rows, chunk_model, calibration_label)
+    return AnswerabilityModel(bias=round(float(w[0]), 4), weights=weights)
+
+
+Scorers = ChunkScorer | Mapping[str, ChunkScorer]
+
+
+def out_of_fold_scorers(
+    rows: Sequence[Row], names: Sequence[str] = FEATURE_NAMES
+) -> dict[str, AnswerabilityModel]:
+    """For each operator of `rows`, the chunk model fitted on every other operator's rows.
+
+    The calibration and the case model are fitted on these scores, so they are calibrated for
+    operators the chunk model has not seen (the held-out operator of `--cv tenant` is one).
+    With a single operator there is nothing to hold out: its in-sample model is returned.
+    """
+    tenants = sorted({r.tenant_id for r in rows})
+    if len(tenants) < 2:
+        return {t: fit_chunk_model(rows, names) for t in tenants}
+    return {t: fit_chunk_model([r for r in rows if r.tenant_id != t], names) for t in tenants}
+
+
+def _scorer(scorers: Scorers, tenant_id: str) -> ChunkScorer:
+    return scorers[tenant_id] if isinstance(scorers, Mapping) else scorers
+
+
+def fit_answerability(
+    rows: Sequence[Row],
+    fitted_on: str,
+    names: Sequence[str] = FEATURE_NAMES,
+    calibration_label: str = "answerable",
+    nested: bool = True,
+) -> AnswerabilityModel:
+    """The chunk model on every row, then its recalibration and the case model fitted on
+    out-of-fold chunk scores (`out_of_fold_scorers`; nested=False: on the in-sample scores)."""
+    chunk_model = fit_chunk_model(rows, names)
+    scorers: Scorers = out_of_fold_scorers(rows, names) if nested else chunk_model
+    a, b = fit_calibration(rows, scorers, calibration_label)
     return chunk_model.model_copy(
         update={
             "calibration_bias": a,
             "calibration_slope": b,
             "fitted_on": fitted_on,
-            "case": fit_case_model(rows, chunk_model, fitted_on),
+            "case": fit_case_model(rows, scorers, fitted_on),
         }
     )
 
 
 def fit_case_model(
     rows: Sequence[Row],
-    chunk_model: AnswerabilityModel,
+    scorers: Scorers,
     fitted_on: str,
     names: Sequence[str] = CASE_FEATURES,
 ) -> CaseAnswerabilityModel:
     """Logistic fit, one row per case (its candidate set's features), label "the case has
-    relevant items": the probability that the knowledge base answers, whatever chunk does."""
+    relevant items": the probability that the knowledge base answers, whatever chunk does.
+    `scorers`: one chunk model, or one per operator (the out-of-fold ones)."""
     by_case: dict[str, list[Row]] = {}
     for row in rows:
         by_case.setdefault(row.case_id, []).append(row)
@@ -155,7 +189,8 @@ def fit_case_model(
     y = np.zeros(len(by_case))
     for i, case_rows in enumerate(by_case.values()):
         ordered = sorted(case_rows, key=lambda r: r.rank)
-        features = case_features([r.features for r in ordered], chunk_model, names)
+        scorer = _scorer(scorers, ordered[0].tenant_id)
+        features = case_features([r.features for r in ordered], scorer, names)
         x[i, 1:] = [features[n] for n in names]
         y[i] = float(ordered[0].case_answerable)
     w = fit_logistic(x, y)
@@ -167,17 +202,19 @@ CALIBRATION_LABELS = ("answerable", "answering_version", "answering_in_top3")
 
 
 def fit_calibration(
-    rows: Sequence[Row], model: AnswerabilityModel, label: str = "answerable"
+    rows: Sequence[Row], scorers: Scorers, label: str = "answerable"
 ) -> tuple[float, float]:
     """Platt scaling of the best candidate's score per case against `label`: "answerable" =
     the case has an answer in the knowledge base (relevant items), the quantity UNKNOWN (< 0.65)
     is about; "answering_version" = the best candidate is a chunk of an answering version;
-    "answering_in_top3" = one of the three best candidates is."""
+    "answering_in_top3" = one of the three best candidates is. `scorers`: one chunk model, or
+    one per operator (the out-of-fold ones)."""
     if label not in CALIBRATION_LABELS:
         raise ValueError(f"calibration label {label!r}: choose one of {CALIBRATION_LABELS}")
     by_case: dict[str, list[tuple[float, Row]]] = {}
     for row in rows:
-        by_case.setdefault(row.case_id, []).append((model.score(row.features), row))
+        score = _scorer(scorers, row.tenant_id).score(row.features)
+        by_case.setdefault(row.case_id, []).append((score, row))
     x, y = [], []
     for scored in by_case.values():
         scored.sort(key=lambda pair: (-pair[0], pair[1].rank))

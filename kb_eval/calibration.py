@@ -108,6 +108,22 @@ def chunk_confidence_pairs(
     return pairs
 
 
+def top_chunk_pairs(
+    cases: Sequence[GoldenCase], results: Sequence[CaseResult] | Mapping[str, CaseResult]
+) -> list[tuple[float, bool]]:
+    """(confidence_score, covers a relevant item) of each labelled case's most confident pack
+    chunk (the first of equals): the value the 0.65 / 0.72 thresholds are compared with."""
+    pairs: list[tuple[float, bool]] = []
+    for case, result in pair_results(cases, results):
+        pack = result.evidence[:PACK_SIZE] if case.relevant else []
+        if not pack:
+            continue
+        top = max(range(len(pack)), key=lambda i: (pack[i].confidence_score, -i))
+        covered = coverage_matrix(case.relevant, [pack[top]])[0]
+        pairs.append((float(pack[top].confidence_score), bool(covered)))
+    return pairs
+
+
 def case_confidence_pairs(
     cases: Sequence[GoldenCase], results: Sequence[CaseResult] | Mapping[str, CaseResult]
 ) -> list[tuple[float, bool]]:

@@ -19,6 +19,7 @@ from kb_eval.calibration import (
     case_confidence_pairs,
     chunk_confidence_pairs,
     expected_calibration_error,
+    top_chunk_pairs,
 )
 from kb_eval.golden import GoldenCase, load_golden
 from kb_eval.golden_eval import evaluate_cases
@@ -86,6 +87,7 @@ def _figures(cases: Sequence[GoldenCase], run_details: list[dict[str, Any]], res
     metrics["cases"] = len(run_details)
     metrics["unsafe_passes"] = sum(1 for d in run_details if d["unsafe_pass"])
     metrics["ece_chunks"] = expected_calibration_error(chunk_confidence_pairs(cases, results))
+    metrics["ece_top_chunk"] = expected_calibration_error(top_chunk_pairs(cases, results))
     metrics["ece_cases"] = expected_calibration_error(case_confidence_pairs(cases, results))
     metrics["ece_chunk_probability"] = expected_calibration_error(
         chunk_confidence_pairs(cases, results, score="relevance")
@@ -211,6 +213,7 @@ TABLE_COLUMNS = (
     ("must_not_cite_violations", "must-not-cite", "{:d}"),
     ("answerable_unknown_rate", "answerable->UNKNOWN", "{:.3f}"),
     ("ece_chunks", "ECE (pack chunks)", "{:.3f}"),
+    ("ece_top_chunk", "ECE (top chunk)", "{:.3f}"),
     ("ece_cases", "ECE (top, outcome)", "{:.3f}"),
     ("ece_chunk_probability", "ECE (pack chunks, chunk probability)", "{:.3f}"),
 )

@@ -4,8 +4,10 @@
         ../shared/data/devset/golden.jsonl@2026-11-22 [--out kb_retrieval/retrieval/answerability.json]
         [--case-only]
 
-`--case-only` keeps the stored chunk model and fits only the case-level model over it
-(`case_answerability.py`). Each golden file is retrieved at its own as-of date
+`--case-only` keeps the stored chunk model and fits only its recalibration and the case-level
+model (`case_answerability.py`). The recalibration and the case model are fitted on out-of-fold chunk
+scores (each operator scored by the chunk model fitted on the others,
+`answerability_fit.out_of_fold_scorers`). Each golden file is retrieved at its own as-of date
 (PATH@YYYY-MM-DD). The model measured by `kb eval ... --cv tenant` is this fit, repeated with
 one operator left out each time.
 """
@@ -17,7 +19,13 @@ import json
 from datetime import date
 from pathlib import Path
 
-from kb_eval.answerability_fit import collect_rows, fit_answerability, fit_case_model
+from kb_eval.answerability_fit import (
+    collect_rows,
+    fit_answerability,
+    fit_calibration,
+    fit_case_model,
+    out_of_fold_scorers,
+)
 from kb_eval.cross_validation import load_case_sets, parse_golden_spec
 from kb_retrieval.retrieval.answerability import MODEL_PATH, default_model
 from kb_retrieval.retrieval.config import RetrievalConfig
@@ -30,7 +38,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--as-of", default=None, help="default as-of date for PATH without @")
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
     parser.add_argument(
-        "--case-only", action="store_true", help="refit only the case model over the stored one"
+        "--case-only",
+        action="store_true",
+        help="keep the stored chunk model; refit its calibration and the case model",
     )
     args = parser.parse_args(argv)
     default_day = date.fromisoformat(args.as_of) if args.as_of else date.today()
@@ -44,7 +54,12 @@ def main(argv: list[str] | None = None) -> None:
     fitted_on = f"{len(rows)} candidates of {len(tenants)} operators ({files})"
     if args.case_only:
         stored = default_model()
-        model = stored.model_copy(update={"case": fit_case_model(rows, stored, fitted_on)})
+        scorers = out_of_fold_scorers(rows)
+        a, b = fit_calibration(rows, scorers)
+        case = fit_case_model(rows, scorers, fitted_on)
+        model = stored.model_copy(
+            update={"case": case, "calibration_bias": a, "calibration_slope": b}
+        )
     else:
         model = fit_answerability(rows, fitted_on=fitted_on)
     args.out.write_text(json.dumps(model.model_dump(), indent=2, sort_keys=True) + "\n")

@@ -9,7 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kb_eval.answerability_fit import Row, fit_answerability, fit_calibration, fit_case_model
+from kb_eval.answerability_fit import (
+    Row,
+    fit_answerability,
+    fit_calibration,
+    fit_case_model,
+    fit_chunk_model,
+    out_of_fold_scorers,
+)
 from kb_eval.cross_validation import (
     CaseSet,
     cross_validate,
@@ -27,6 +34,7 @@ from kb_retrieval.retrieval.answerability import (
     add_query_term_features,
     answer_features,
     default_model,
+    pack_confidences,
 )
 from kb_retrieval.retrieval.case_answerability import (
     CASE_FEATURES,
@@ -152,6 +160,27 @@ def test_the_case_model_is_fitted_on_whether_a_case_is_answered():
     assert abs(mean - 2 / 3) < 0.05
 
 
+def test_calibration_and_case_model_are_fitted_on_out_of_fold_scores():
+    rng = np.random.default_rng(5)
+    names = ("vector_direct", "faq")
+    rows = _rows(rng, "a", 30) + _rows(rng, "b", 30) + _rows(rng, "c", 30)
+    scorers = out_of_fold_scorers(rows, names)
+    assert sorted(scorers) == ["a", "b", "c"]
+    for tenant, scorer in scorers.items():
+        others = fit_chunk_model([r for r in rows if r.tenant_id != tenant], names)
+        assert scorer.weights == others.weights and scorer.bias == others.bias
+    nested = fit_answerability(rows, "synthetic", names=names)
+    in_sample = fit_answerability(rows, "synthetic", names=names, nested=False)
+    assert nested.weights == in_sample.weights  # the chunk model itself sees every row
+    assert (nested.calibration_bias, nested.calibration_slope) == fit_calibration(rows, scorers)
+    assert nested.case == fit_case_model(rows, scorers, "synthetic")
+    assert in_sample.case == fit_case_model(rows, in_sample, "synthetic")
+    assert nested.case != in_sample.case
+    # One operator: nothing to hold out, its own model scores it.
+    single = out_of_fold_scorers(_rows(rng, "a", 20), names)
+    assert list(single) == ["a"]
+
+
 def test_case_features_take_any_named_chunk_feature_and_an_empty_pool():
     model = AnswerabilityModel(bias=0.0, weights={"vector_direct": 2.0})
     pool = [
@@ -211,3 +240,16 @@ def test_leave_one_operator_out_never_fits_on_the_held_out_operator(retriever):
     table = format_cv_table(report)
     assert "| pooled | 12 |" in table and "| alpine-treks | 6 |" in table
     json.dumps(report, default=str)
+
+
+def test_pack_shows_each_chunks_own_probability_under_the_top_confidence():
+    # The top chunk keeps the verdict's confidence; the others show their chunk probability,
+    # capped at the top value, so the pack's maximum is what 0.65 / 0.72 were compared with.
+    shown = pack_confidences([0.55, 0.81, 0.78, 0.40], [0.62, 0.35, 0.90, 0.05])
+    assert shown == [0.62, 0.81, 0.81, 0.05]
+    assert max(shown) == 0.81
+    # Equal confidences: the first keeps it.
+    assert pack_confidences([0.7, 0.7], [0.2, 0.1]) == [0.7, 0.1]
+    assert pack_confidences([], []) == []
+    with pytest.raises(ValueError, match="one probability"):
+        pack_confidences([0.5], [])

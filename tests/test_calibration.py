@@ -17,6 +17,7 @@ from kb_eval.calibration import (
     recall_by_category,
     recall_by_reason_code,
     reliability_table,
+    top_chunk_pairs,
 )
 from kb_eval.golden import GoldenCase
 from kb_eval.metric_table import format_report
@@ -140,6 +141,24 @@ def test_outcome_and_confidence_pairs() -> None:
     by_probability = chunk_confidence_pairs(cases, results, score="relevance")
     assert by_probability == [(0.45, True), (0.2, False), (0.4, True)]
     assert case_confidence_pairs(cases, results) == [(0.9, True), (0.8, True), (0.2, True)]
+    # One pair per labelled case with a pack: its most confident chunk.
+    assert top_chunk_pairs(cases, results) == [(0.9, True), (0.8, True)]
+
+
+def test_top_chunk_pairs_take_the_most_confident_chunk_not_the_first() -> None:
+    cases = [_case("e", [("pol", "ten days")], "OK_TO_DRAFT")]
+    results = [
+        CaseResult(
+            "e",
+            "OK_TO_DRAFT",
+            [],
+            {},
+            [_ref("faq", "noise", "faq", 0.3), _ref("pol", "within ten days", "terms_policy", 0.7)],
+            [],
+            0.7,
+        )
+    ]
+    assert top_chunk_pairs(cases, results) == [(0.7, True)]
 
 
 def test_recall_by_category_uses_mapping_then_returned_chunks() -> None:

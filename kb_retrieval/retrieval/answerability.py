@@ -89,6 +89,26 @@ class AnswerabilityModel(BaseModel):
         return self.case.probability(pool, self) if self.case is not None else None
 
 
+def pack_confidences(confidences: Sequence[float], probabilities: Sequence[float]) -> list[float]:
+    """The pack's `confidence_score` of each chunk (docs/retrieval.md section 7).
+
+    The most confident chunk (the first of equals) keeps the verdict's confidence, the value the
+    0.65 / 0.72 thresholds are compared with; every other chunk shows its own calibrated
+    probability of containing an answer (`probabilities`: the chunk model), never above the top
+    chunk's value, so the pack's maximum is still the verdict's top confidence.
+    """
+    if len(confidences) != len(probabilities):
+        raise ValueError("one probability per confidence is needed")
+    if not confidences:
+        return []
+    top = max(range(len(confidences)), key=lambda i: (confidences[i], -i))
+    ceiling = confidences[top]
+    return [
+        value if i == top else min(probability, ceiling)
+        for i, (value, probability) in enumerate(zip(confidences, probabilities, strict=True))
+    ]
+
+
 def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 

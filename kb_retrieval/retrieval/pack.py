@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 
 from kb_retrieval.query.plan import QueryPlan
+from kb_retrieval.retrieval.answerability import pack_confidences
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.verdict import Verdict
 
@@ -36,8 +37,13 @@ def snippet_of(text: str, section_title: str | None) -> str:
 
 
 def evidence_item(
-    rank: int, c: Candidate, lexical_max: float, low_relevance_line: float = 0.0
+    rank: int,
+    c: Candidate,
+    lexical_max: float,
+    low_relevance_line: float = 0.0,
+    confidence: float | None = None,
 ) -> dict[str, Any]:
+    """One pack chunk; `confidence` = its `confidence_score` (default: the verdict's)."""
     item = {
         "rank": rank,
         "doc_title": c.version.title,
@@ -50,7 +56,7 @@ def evidence_item(
         "page_range": f"{c.page_start}-{c.page_end}" if c.page_start is not None else None,
         "snippet": snippet_of(c.text, c.section_title),
         "text": c.text,
-        "confidence_score": _round(c.confidence),
+        "confidence_score": _round(c.confidence if confidence is None else confidence),
         "stale": c.stale,
         "policy_likeness_hint": c.policy_likeness_hint,
         "last_reviewed_at": c.version.last_reviewed_at.isoformat()
@@ -87,6 +93,7 @@ def build_pack(
     low_relevance_line: float = 0.0,
 ) -> dict[str, Any]:
     lexical_max = max((c.bm25 for c in candidates), default=0.0)
+    shown = pack_confidences([c.confidence for c in evidence], [c.relevance for c in evidence])
     return {
         "tenant_id": tenant_id,
         "outcome": verdict.outcome.value,
@@ -98,8 +105,8 @@ def build_pack(
         "intents": list(plan.intents),
         "query_variants": [{"kind": v.kind, "text": v.text} for v in plan.variants],
         "evidence": [
-            evidence_item(i, c, lexical_max, low_relevance_line)
-            for i, c in enumerate(evidence, start=1)
+            evidence_item(i, c, lexical_max, low_relevance_line, confidence)
+            for i, (c, confidence) in enumerate(zip(evidence, shown, strict=True), start=1)
         ],
         "conflicts": [c.to_json() for c in verdict.conflicts],
         "candidate_count": len(candidates),
