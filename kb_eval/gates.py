@@ -113,6 +113,7 @@ GENERALISATION_GATES: dict[str, OperatorGate] = {
             False,
         ),
         OperatorGate("loo_operator_ece", Gate("ece_chunks", "<=", 0.10), True, False),
+        OperatorGate("loo_operator_ece_top", Gate("ece_top_chunk", "<=", 0.10), True, False),
     )
 }
 
