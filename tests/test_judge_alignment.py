@@ -147,3 +147,35 @@ def test_pairs_without_an_operator_are_held_out_by_their_split(encoder: TextEnco
     assert sorted(result["own"]["per_split"]) == ["own-dev", "own-holdout"]
     assert result["own"]["pooled"]["n"] == 12
     assert result["pooled"]["n"] == 12
+
+
+def test_contradiction_bias_moves_the_line_between_contradicted_and_unrelated() -> None:
+    from kb_eval.judge.learned import _contradiction_bias
+
+    # every contradicted row has P(contradicted) a little under P(unrelated): a positive bias
+    # labels them right without mislabelling the clearly unrelated rows
+    probabilities = np.asarray(
+        [[0.1, 0.42, 0.48], [0.1, 0.40, 0.50], [0.0, 0.1, 0.9], [0.0, 0.2, 0.8], [1.0, 0.0, 0.0]]
+    )
+    targets = np.asarray([1, 1, 2, 2, 0])
+    bias = _contradiction_bias(probabilities, targets)
+    assert 0.2 <= bias < 1.3
+    labels = decide(probabilities[:4], np.zeros(4, dtype=bool), (0.99, 0.99), bias)
+    assert labels == ["contradicted", "contradicted", "unrelated", "unrelated"]
+    assert decide(probabilities[:2], np.zeros(2, dtype=bool), (0.99, 0.99)) == ["unrelated"] * 2
+    balanced = np.asarray([[0.0, 0.7, 0.3], [0.0, 0.3, 0.7]])
+    assert _contradiction_bias(balanced, np.asarray([1, 2])) == 0.0
+
+
+def test_a_stated_limit_is_not_a_prohibition(encoder: TextEncoder) -> None:
+    from kb_eval.judge.modality import classes
+
+    assert not classes("Never more than ten riders share a boat.")["forbid"]
+    assert classes("Never more than ten riders share a boat.")["limited"]
+    assert classes("Riders never swim in the harbour.")["forbid"]
+    evidence = ["Each boat takes at most ten riders, so everyone gets a paddle."]
+    limit = _features(
+        "No more than ten riders share a boat, so everyone paddles.", evidence, encoder
+    )
+    assert limit["clause_opposed"] == 0.0
+    assert limit["claim_strong_class_unstated"] == 0.0

@@ -120,7 +120,8 @@ def alignment_features(
     clause_negations = clause_unit(normalise_text(clause)).negations % 2
     mine, theirs = classes(claim), classes(clause)
     opposed = any(
-        (mine[a] and theirs[b] and not theirs[a]) or (mine[b] and theirs[a] and not theirs[b])
+        (mine[a] and not mine[b] and theirs[b] and not theirs[a])
+        or (mine[b] and not mine[a] and theirs[a] and not theirs[b])
         for a, b in OPPOSED
     )
     stated = {name for s in sentences for name, on in classes(s).items() if on}

@@ -4,9 +4,10 @@ The model gives P(supported), P(contradicted), P(unrelated). "supported" is answ
 its probability reaches a support threshold, chosen on out-of-fold probabilities of the
 training groups so that at most a target share of the unsupported pairs would pass (one pair of
 thresholds per target in TARGETS; MAX_FALSE_SUPPORT is the default); otherwise the likelier of
-contradicted / unrelated. The thresholds are class-specific: one for the pairs the rule judge
-calls supported and one for the rest, chosen together so that the most training pairs are
-judged supported within the target.
+contradicted / unrelated, compared with a fitted log-odds bias (the out-of-fold choice that
+labels the most unsupported training pairs right). The thresholds are class-specific: one for
+the pairs the rule judge calls supported and one for the rest, chosen together so that the most
+training pairs are judged supported within the target.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from kb_eval.judge.features import FEATURE_NAMES
 
 RULE_SUPPORTED = FEATURE_NAMES.index("rule_supported")
 MIN_THRESHOLD = 0.5
+BIAS_GRID = np.round(np.arange(-2.0, 2.01, 0.1), 2)
+_EPSILON = 1e-9
 Thresholds = tuple[float, float]
 
 LABELS = ("supported", "contradicted", "unrelated")
@@ -46,6 +49,7 @@ class LogisticJudge:
     weights: np.ndarray
     bias: np.ndarray
     thresholds: dict[float, Thresholds]
+    contradiction_bias: float = 0.0
 
     @property
     def support_threshold(self) -> Thresholds:
@@ -60,7 +64,10 @@ class LogisticJudge:
         if target not in self.thresholds:
             raise ValueError(f"no support threshold for {target}: choose one of {TARGETS}")
         return decide(
-            self.probabilities(features), features[:, RULE_SUPPORTED] > 0.5, self.thresholds[target]
+            self.probabilities(features),
+            features[:, RULE_SUPPORTED] > 0.5,
+            self.thresholds[target],
+            self.contradiction_bias,
         )
 
     def to_json(self) -> dict[str, object]:
@@ -71,6 +78,7 @@ class LogisticJudge:
             "scale": self.scale.round(6).tolist(),
             "weights": self.weights.round(6).tolist(),
             "bias": self.bias.round(6).tolist(),
+            "contradiction_bias": round(self.contradiction_bias, 4),
             "support_thresholds": {
                 f"{k:g}": [round(v, 4) for v in pair] for k, pair in self.thresholds.items()
             },
@@ -89,19 +97,25 @@ class LogisticJudge:
                 float(k): (float(v[0]), float(v[1]))
                 for k, v in data["support_thresholds"].items()  # type: ignore[attr-defined]
             },
+            float(data.get("contradiction_bias", 0.0)),  # type: ignore[arg-type]
         )
 
 
 def decide(
-    probabilities: np.ndarray, rule_supported: np.ndarray, thresholds: Thresholds
+    probabilities: np.ndarray,
+    rule_supported: np.ndarray,
+    thresholds: Thresholds,
+    contradiction_bias: float = 0.0,
 ) -> list[str]:
-    """Supported when P(supported) reaches the threshold of the pair's rule verdict group."""
+    """Supported when P(supported) reaches the threshold of the pair's rule verdict group; else
+    contradicted when log P(contradicted) + bias >= log P(unrelated), otherwise unrelated."""
     labels = []
     for row, rule in zip(probabilities, rule_supported, strict=True):
         if row[0] >= thresholds[0 if rule else 1]:
             labels.append("supported")
         else:
-            labels.append(LABELS[1] if row[1] >= row[2] else LABELS[2])
+            contradicted = np.log(row[1] + _EPSILON) + contradiction_bias
+            labels.append(LABELS[1] if contradicted >= np.log(row[2] + _EPSILON) else LABELS[2])
     return labels
 
 
@@ -152,6 +166,16 @@ def _threshold(
     return best[1] if best else (never, never)
 
 
+def _contradiction_bias(probabilities: np.ndarray, targets: np.ndarray) -> float:
+    """The log-odds bias (BIAS_GRID) that labels the most unsupported rows right, contradicted
+    against unrelated; ties go to the smallest bias."""
+    rows = probabilities[targets != 0]
+    truth = targets[targets != 0]
+    odds = np.log(rows[:, 1] + _EPSILON) - np.log(rows[:, 2] + _EPSILON)
+    scored = [(int(((odds + b >= 0) == (truth == 1)).sum()), -abs(b), -b) for b in BIAS_GRID]
+    return float(-max(scored)[2])
+
+
 def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> LogisticJudge:
     """Fit on labelled rows; the thresholds come from leave-one-group-out probabilities."""
     targets = np.asarray([LABELS.index(_judge_label(label)) for label in labels])
@@ -171,7 +195,8 @@ def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> L
         for target in TARGETS
     }
     mean, scale, weights, bias = _fit_weights(features, targets)
-    return LogisticJudge(mean, scale, weights, bias, thresholds)
+    contradiction_bias = _contradiction_bias(out_of_fold, targets) if len(names) > 1 else 0.0
+    return LogisticJudge(mean, scale, weights, bias, thresholds, contradiction_bias)
 
 
 def _judge_label(label: str) -> str:

@@ -39,7 +39,11 @@ OPPOSED = (
 )
 
 
+_LIMIT = re.compile(r"\b(?:(?:never|not|no) (?:more|longer|later) than|at (?:the )?most)\b")
+
+
 def classes(text: str) -> dict[str, bool]:
-    """Which classes the text's normalised wording falls in."""
-    lowered = normalise_text(text).lower()
+    """Which classes the text's normalised wording falls in ("no more than" is a limit, not a
+    prohibition)."""
+    lowered = _LIMIT.sub("maximum", normalise_text(text).lower())
     return {name: bool(pattern.search(lowered)) for name, pattern in _COMPILED.items()}
