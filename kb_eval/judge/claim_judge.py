@@ -161,7 +161,11 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
     if (
         clause.negations % 2 != best.negations % 2
         and not negated_antonym
-        and (shared & (clause.scoped | best.scoped) or clause.scoped - everywhere)
+        and (
+            shared & (clause.scoped | best.scoped)
+            or clause.scoped - everywhere
+            or (not clause.scoped and not best.scoped and terms <= best.all_terms)
+        )
     ):
         return Verdict("contradicted", f"negation mismatch on {sorted(shared)}")
     verdict = _check_quantities(clause, related, coverage)

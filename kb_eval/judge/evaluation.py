@@ -82,31 +82,27 @@ def fit_model(
     return model
 
 
-def operator_cv(pairs: Sequence[Pair], encoder: TextEncoder) -> Pair:
-    """Leave one operator out: for each operator (tenant_id), fit on every other pair (pairs
-    without an operator always train) and judge the held-out operator's pairs; per operator
-    and pooled over the held-out predictions. "pooled" uses the default false-support target;
-    "operating_points" pools the same folds at every target and without a threshold."""
-    operators = sorted({str(p["tenant_id"]) for p in pairs if "tenant_id" in p})
-    if len(operators) < 2:
-        raise ValueError("--cv operator needs pairs of at least two operators (tenant_id)")
-    features = feature_matrix(pairs, encoder)
+def _held_out(
+    pairs: Sequence[Pair], features: np.ndarray, names: Sequence[str]
+) -> tuple[dict[str, Pair], Pair, Pair]:
+    """Fit without each fitting group in turn and judge it: per group, the pooled report at the
+    default target, and the pooled reports at every target and without a threshold."""
     labels = [str(p["label"]) for p in pairs]
     groups = [group_of(p) for p in pairs]
     held_pairs: list[Pair] = []
     decided: dict[str, list[str]] = {}
     reasons: list[str] = []
-    per_operator: dict[str, Pair] = {}
-    for operator in operators:
-        held = np.asarray([p.get("tenant_id") == operator for p in pairs])
+    per_group: dict[str, Pair] = {}
+    for name in names:
+        held = np.asarray([g == name for g in groups])
         train = np.flatnonzero(~held)
         subset = [p for p, h in zip(pairs, held, strict=True) if h]
         held_pairs += subset
         model = fit(features[train], [labels[i] for i in train], [groups[i] for i in train])
         chosen, why = _decisions(model, features[held])
         reasons += why
-        per_operator[operator] = report(subset, chosen, why) | {
-            "support_threshold": round(model.support_threshold, 4)
+        per_group[name] = report(subset, chosen, why) | {
+            "support_threshold": [round(v, 4) for v in model.support_threshold]
         }
         for target in TARGETS:
             decided.setdefault(f"max_false_support_{target:g}", []).extend(
@@ -118,8 +114,27 @@ def operator_cv(pairs: Sequence[Pair], encoder: TextEncoder) -> Pair:
     for point in points.values():
         point.pop("errors")
     default = f"max_false_support_{MAX_FALSE_SUPPORT:g}"
-    return {
-        "per_operator": per_operator,
-        "pooled": report(held_pairs, decided[default], reasons),
-        "operating_points": points,
-    }
+    return per_group, report(held_pairs, decided[default], reasons), points
+
+
+def operator_cv(pairs: Sequence[Pair], encoder: TextEncoder) -> Pair:
+    """Leave one operator out: for each operator (tenant_id), fit on every other pair and judge
+    the held-out operator's pairs; per operator and pooled over the held-out predictions.
+    "pooled" uses the default false-support target; "operating_points" pools the same folds at
+    every target and without a threshold. Pairs without an operator (data/judge) are held out
+    the same way by their own split ("own-dev", "own-holdout"), reported apart under "own"."""
+    operators = sorted({str(p["tenant_id"]) for p in pairs if "tenant_id" in p})
+    if len(operators) < 2:
+        raise ValueError("--cv operator needs pairs of at least two operators (tenant_id)")
+    features = feature_matrix(pairs, encoder)
+    per_operator, pooled, points = _held_out(pairs, features, operators)
+    result: Pair = {"per_operator": per_operator, "pooled": pooled, "operating_points": points}
+    own = sorted({group_of(p) for p in pairs if "tenant_id" not in p})
+    if len(own) > 1:
+        per_split, own_pooled, own_points = _held_out(pairs, features, own)
+        result["own"] = {
+            "per_split": per_split,
+            "pooled": own_pooled,
+            "operating_points": own_points,
+        }
+    return result

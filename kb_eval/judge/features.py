@@ -13,10 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kb_eval.judge.alignment import ALIGNMENT_FEATURES, alignment_features, evidence_clauses
 from kb_eval.judge.claim_judge import judge_claim
 from kb_eval.judge.claims import STOPWORDS, split_sentences
 from kb_eval.judge.clauses import clause_unit, terms_of
 from kb_eval.judge.encoder import TextEncoder
+from kb_eval.judge.modality import OPPOSED as _OPPOSED
+from kb_eval.judge.modality import classes as _classes
 from kb_eval.judge.quantities import normalise_text
 
 _REASONS = (
@@ -28,42 +31,7 @@ _REASONS = (
     ("low_overlap", "low overlap"),
     ("not_stated", "not stated"),
 )
-# Closed classes of policy modality; each is a regular expression over normalised text.
-_CLASSES = {
-    "permit": r"\b(?:can|may|allowed|permitted|welcome|possible|available|able to|free to)\b",
-    "forbid": r"\b(?:cannot|can not|may not|must not|not (?:allowed|permitted|possible|available)"
-    r"|forbid\w*|prohibit\w*|ban\w*|never|no longer|only)\b",
-    "require": r"\b(?:must|required?|compulsory|mandatory|obligatory|need to|needs to|have to"
-    r"|has to|essential)\b",
-    "advise": r"\b(?:recommend\w*|advis\w*|suggest\w*|optional|voluntary|up to you|encourag\w*"
-    r"|not (?:required|compulsory|mandatory|necessary))\b",
-    "included": r"\b(?:included|including|includes|free|free of charge|no (?:extra )?(?:charge|cost"
-    r"|fee|supplement)|at no (?:extra )?cost|complimentary|covered)\b",
-    "charged": r"\b(?:extra|supplement|surcharge|fee|fees|charged?|at cost|additional cost"
-    r"|pay (?:for|extra)|costs?)\b",
-    "universal": r"\b(?:all|every|everyone|everything|always|any|anywhere|anytime|whenever"
-    r"|unlimited|as many|as often|whatever)\b",
-    "limited": r"\b(?:only|one|once|most|some|except|unless|apart from|other than|limited"
-    r"|up to|maximum|at most|single)\b",
-    "operator": r"\b(?:we|us|our)\s+(?:\w+\s+)?(?:decide|choose|pay|cover|arrange|provide|supply"
-    r"|book)\b|\b(?:by us|at our (?:discretion|cost|expense)|our choice)\b",
-    "guest": r"\b(?:you|guests?|travell?ers?|participants?)\s+(?:\w+\s+)?(?:decide|choose|pay"
-    r"|cover|arrange|bring|book)\b|\b(?:your (?:choice|cost|expense)|choice of|own)\b",
-}
-_COMPILED = {name: re.compile(pattern) for name, pattern in _CLASSES.items()}
-_OPPOSED = (
-    ("permit", "forbid"),
-    ("require", "advise"),
-    ("included", "charged"),
-    ("universal", "limited"),
-    ("operator", "guest"),
-)
 _WORD = re.compile(r"[a-z][a-z']+")
-
-
-def _classes(text: str) -> dict[str, bool]:
-    lowered = normalise_text(text).lower()
-    return {name: bool(pattern.search(lowered)) for name, pattern in _COMPILED.items()}
 
 
 def _words(text: str) -> list[str]:
@@ -101,6 +69,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "quantity_kind_absent",
     *(f"opposed_{a}_{b}" for a, b in _OPPOSED),
     *(f"shared_{a}" for a, _ in _OPPOSED),
+    *ALIGNMENT_FEATURES,
 )
 
 
@@ -242,6 +211,7 @@ def pair_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> 
         *_quantity_features(claim, evidence),
         *opposed,
         *shared,
+        *alignment_features(claim, sentences, aligned.sentence, encoder),
     ]
     return np.asarray(values, dtype=np.float64)
 
@@ -253,4 +223,5 @@ def prefetch_pairs(pairs: Sequence[tuple[str, Sequence[str]]], encoder: TextEnco
         joined = " ".join(evidence)
         sentences = [s for text in evidence for s in split_sentences(text)]
         texts += [claim, joined, negated(claim), *sentences, *_words(claim), *_words(joined)]
+        texts += evidence_clauses(sentences)
     encoder.prefetch(texts)

@@ -2,9 +2,12 @@
 
 The model gives P(supported), P(contradicted), P(unrelated). "supported" is answered only when
 its probability reaches a support threshold, chosen on out-of-fold probabilities of the
-training groups so that at most a target share of the unsupported pairs would pass (one
-threshold per target in TARGETS; MAX_FALSE_SUPPORT is the default); otherwise the likelier of
-contradicted / unrelated.
+training groups so that at most a target share of the unsupported pairs would pass (one pair of
+thresholds per target in TARGETS; MAX_FALSE_SUPPORT is the default); otherwise the likelier of
+contradicted / unrelated, compared with a fitted log-odds bias (the out-of-fold choice that
+labels the most unsupported training pairs right). The thresholds are class-specific: one for
+the pairs the rule judge calls supported and one for the rest, chosen together so that the most
+training pairs are judged supported within the target.
 """
 
 from __future__ import annotations
@@ -18,9 +21,15 @@ import numpy as np
 
 from kb_eval.judge.features import FEATURE_NAMES
 
+RULE_SUPPORTED = FEATURE_NAMES.index("rule_supported")
+MIN_THRESHOLD = 0.5
+BIAS_GRID = np.round(np.arange(-2.0, 2.01, 0.1), 2)
+_EPSILON = 1e-9
+Thresholds = tuple[float, float]
+
 LABELS = ("supported", "contradicted", "unrelated")
 REGULARISATION_C = 1.0
-MAX_FALSE_SUPPORT = 0.01
+MAX_FALSE_SUPPORT = 0.03
 TARGETS = (0.01, 0.03, 0.05)
 MODEL_PATH = Path(__file__).with_name("judge_model.json")
 
@@ -32,17 +41,18 @@ def _softmax(scores: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LogisticJudge:
-    """Standardisation, weights (features x labels), bias and a support threshold per target
-    share of unsupported pairs judged supported."""
+    """Standardisation, weights (features x labels), bias and, per target share of unsupported
+    pairs judged supported, the support thresholds (rule judge says supported, says otherwise)."""
 
     mean: np.ndarray
     scale: np.ndarray
     weights: np.ndarray
     bias: np.ndarray
-    thresholds: dict[float, float]
+    thresholds: dict[float, Thresholds]
+    contradiction_bias: float = 0.0
 
     @property
-    def support_threshold(self) -> float:
+    def support_threshold(self) -> Thresholds:
         return self.thresholds[MAX_FALSE_SUPPORT]
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
@@ -53,7 +63,12 @@ class LogisticJudge:
         other label."""
         if target not in self.thresholds:
             raise ValueError(f"no support threshold for {target}: choose one of {TARGETS}")
-        return decide(self.probabilities(features), self.thresholds[target])
+        return decide(
+            self.probabilities(features),
+            features[:, RULE_SUPPORTED] > 0.5,
+            self.thresholds[target],
+            self.contradiction_bias,
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -63,7 +78,10 @@ class LogisticJudge:
             "scale": self.scale.round(6).tolist(),
             "weights": self.weights.round(6).tolist(),
             "bias": self.bias.round(6).tolist(),
-            "support_thresholds": {f"{k:g}": round(v, 4) for k, v in self.thresholds.items()},
+            "contradiction_bias": round(self.contradiction_bias, 4),
+            "support_thresholds": {
+                f"{k:g}": [round(v, 4) for v in pair] for k, pair in self.thresholds.items()
+            },
         }
 
     @classmethod
@@ -75,17 +93,29 @@ class LogisticJudge:
             np.asarray(data["scale"], dtype=np.float64),
             np.asarray(data["weights"], dtype=np.float64),
             np.asarray(data["bias"], dtype=np.float64),
-            {float(k): float(v) for k, v in data["support_thresholds"].items()},  # type: ignore[attr-defined]
+            {
+                float(k): (float(v[0]), float(v[1]))
+                for k, v in data["support_thresholds"].items()  # type: ignore[attr-defined]
+            },
+            float(data.get("contradiction_bias", 0.0)),  # type: ignore[arg-type]
         )
 
 
-def decide(probabilities: np.ndarray, support_threshold: float) -> list[str]:
+def decide(
+    probabilities: np.ndarray,
+    rule_supported: np.ndarray,
+    thresholds: Thresholds,
+    contradiction_bias: float = 0.0,
+) -> list[str]:
+    """Supported when P(supported) reaches the threshold of the pair's rule verdict group; else
+    contradicted when log P(contradicted) + bias >= log P(unrelated), otherwise unrelated."""
     labels = []
-    for row in probabilities:
-        if row[0] >= support_threshold:
+    for row, rule in zip(probabilities, rule_supported, strict=True):
+        if row[0] >= thresholds[0 if rule else 1]:
             labels.append("supported")
         else:
-            labels.append(LABELS[1] if row[1] >= row[2] else LABELS[2])
+            contradicted = np.log(row[1] + _EPSILON) + contradiction_bias
+            labels.append(LABELS[1] if contradicted >= np.log(row[2] + _EPSILON) else LABELS[2])
     return labels
 
 
@@ -107,13 +137,43 @@ def _fit_weights(
     return mean, scale, model.coef_.T.copy(), model.intercept_.copy()
 
 
-def _threshold(probabilities: np.ndarray, targets: np.ndarray, max_false_support: float) -> float:
-    """The lowest P(supported) line at which at most max_false_support of unsupported pass."""
-    unsupported = np.sort(probabilities[targets != 0, 0])[::-1]
-    allowed = int(np.floor(max_false_support * len(unsupported)))
-    if len(unsupported) <= allowed:
-        return 0.5
-    return float(max(0.5, unsupported[allowed] + 1e-6))
+def _threshold(
+    probabilities: np.ndarray,
+    targets: np.ndarray,
+    rule_supported: np.ndarray,
+    max_false_support: float,
+) -> Thresholds:
+    """The pair of P(supported) lines (rule says supported, says otherwise) that lets the most
+    supported pairs pass while at most max_false_support of the unsupported pairs do."""
+    p = probabilities[:, 0]
+    unsupported = targets != 0
+    allowed = int(np.floor(max_false_support * unsupported.sum()))
+    never = 1.0 + 1e-6
+    candidates = sorted({round(float(v), 6) for v in p[rule_supported]} | {never})
+    best: tuple[int, Thresholds] | None = None
+    for first in (max(MIN_THRESHOLD, c) for c in candidates):
+        passed = p >= first
+        spent = int((passed & rule_supported & unsupported).sum())
+        if spent > allowed:
+            continue
+        rest = np.sort(p[~rule_supported & unsupported])[::-1]
+        left = allowed - spent
+        second = max(MIN_THRESHOLD, float(rest[left]) + 1e-6) if len(rest) > left else MIN_THRESHOLD
+        gained = int((passed & rule_supported & ~unsupported).sum())
+        gained += int(((p >= second) & ~rule_supported & ~unsupported).sum())
+        if best is None or gained > best[0]:
+            best = (gained, (first, second))
+    return best[1] if best else (never, never)
+
+
+def _contradiction_bias(probabilities: np.ndarray, targets: np.ndarray) -> float:
+    """The log-odds bias (BIAS_GRID) that labels the most unsupported rows right, contradicted
+    against unrelated; ties go to the smallest bias."""
+    rows = probabilities[targets != 0]
+    truth = targets[targets != 0]
+    odds = np.log(rows[:, 1] + _EPSILON) - np.log(rows[:, 2] + _EPSILON)
+    scored = [(int(((odds + b >= 0) == (truth == 1)).sum()), -abs(b), -b) for b in BIAS_GRID]
+    return float(-max(scored)[2])
 
 
 def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> LogisticJudge:
@@ -127,12 +187,16 @@ def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> L
             break
         mean, scale, weights, bias = _fit_weights(features[~held], targets[~held])
         out_of_fold[held] = _softmax(((features[held] - mean) / scale) @ weights + bias)
+    rule_supported = features[:, RULE_SUPPORTED] > 0.5
     thresholds = {
-        target: _threshold(out_of_fold, targets, target) if len(names) > 1 else 0.5
+        target: _threshold(out_of_fold, targets, rule_supported, target)
+        if len(names) > 1
+        else (MIN_THRESHOLD, MIN_THRESHOLD)
         for target in TARGETS
     }
     mean, scale, weights, bias = _fit_weights(features, targets)
-    return LogisticJudge(mean, scale, weights, bias, thresholds)
+    contradiction_bias = _contradiction_bias(out_of_fold, targets) if len(names) > 1 else 0.0
+    return LogisticJudge(mean, scale, weights, bias, thresholds, contradiction_bias)
 
 
 def _judge_label(label: str) -> str:

@@ -24,22 +24,33 @@ def print_report(name: str, report: dict) -> None:
 
 
 def print_cv(result: dict) -> None:
-    """One row per held-out operator, then the pooled reports."""
+    """One row per held-out operator, then the pooled reports (and the same for data/judge's
+    own splits when they were held out too)."""
     typer.echo("leave one operator out (fit on every other pair, judge the held-out operator)")
+    _print_folds(result["per_operator"], result["pooled"], result["operating_points"])
+    if "own" in result:
+        typer.echo("pairs without an operator, held out by their own split")
+        own = result["own"]
+        _print_folds(own["per_split"], own["pooled"], own["operating_points"])
+
+
+def _print_folds(per_group: dict, pooled: dict, points: dict) -> None:
     typer.echo(
-        "| held-out operator | pairs | accuracy | unsupported judged supported | threshold |"
+        "| held out | pairs | accuracy | unsupported judged supported "
+        "| thresholds (rule supported / other) |"
     )
     typer.echo("| --- | --- | --- | --- | --- |")
-    for operator, report in result["per_operator"].items():
+    for name, report in per_group.items():
+        first, second = report["support_threshold"]
         typer.echo(
-            f"| {operator} | {report['n']} | {report['overall']:.3f} | "
-            f"{report['unsupported_judged_supported']} | {report['support_threshold']:.3f} |"
+            f"| {name} | {report['n']} | {report['overall']:.3f} | "
+            f"{report['unsupported_judged_supported']} | {first:.3f} / {second:.3f} |"
         )
-    print_report("pooled over held-out operators", result["pooled"])
+    print_report("pooled over the held-out folds", pooled)
     typer.echo("operating points (same folds; support threshold fitted for each target)")
     typer.echo("| point | accuracy | supported | contradicted | unsupported judged supported |")
     typer.echo("| --- | --- | --- | --- | --- |")
-    for name, report in result["operating_points"].items():
+    for name, report in points.items():
         typer.echo(
             f"| {name} | {report['overall']:.3f} | {report['per_label'].get('supported', 0):.3f}"
             f" | {report['per_label'].get('contradicted', 0):.3f}"

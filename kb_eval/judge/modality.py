@@ -1,0 +1,49 @@
+"""Closed classes of policy modality (permitted / forbidden, required / advised, included /
+charged, universal / limited, operator / guest decides or pays), as regular expressions over
+normalised text. They are small closed classes of English policy language, not words of a pair."""
+
+from __future__ import annotations
+
+import re
+
+from kb_eval.judge.quantities import normalise_text
+
+CLASSES = {
+    "permit": r"\b(?:can|may|allowed|permitted|welcome|possible|available|able to|free to)\b",
+    "forbid": r"\b(?:cannot|can not|may not|must not|not (?:allowed|permitted|possible|available)"
+    r"|forbid\w*|prohibit\w*|ban\w*|never|no longer|only)\b",
+    "require": r"\b(?:must|required?|compulsory|mandatory|obligatory|need to|needs to|have to"
+    r"|has to|essential)\b",
+    "advise": r"\b(?:recommend\w*|advis\w*|suggest\w*|optional|voluntary|up to you|encourag\w*"
+    r"|not (?:required|compulsory|mandatory|necessary))\b",
+    "included": r"\b(?:included|including|includes|free|free of charge|no (?:extra )?(?:charge|cost"
+    r"|fee|supplement)|at no (?:extra )?cost|complimentary|covered)\b",
+    "charged": r"\b(?:extra|supplement|surcharge|fee|fees|charged?|at cost|additional cost"
+    r"|pay (?:for|extra)|costs?)\b",
+    "universal": r"\b(?:all|every|everyone|everything|always|any|anywhere|anytime|whenever"
+    r"|unlimited|as many|as often|whatever)\b",
+    "limited": r"\b(?:only|one|once|most|some|except|unless|apart from|other than|limited"
+    r"|up to|maximum|at most|single)\b",
+    "operator": r"\b(?:we|us|our)\s+(?:\w+\s+)?(?:decide|choose|pay|cover|arrange|provide|supply"
+    r"|book)\b|\b(?:by us|at our (?:discretion|cost|expense)|our choice)\b",
+    "guest": r"\b(?:you|guests?|travell?ers?|participants?)\s+(?:\w+\s+)?(?:decide|choose|pay"
+    r"|cover|arrange|bring|book)\b|\b(?:your (?:choice|cost|expense)|choice of|own)\b",
+}
+_COMPILED = {name: re.compile(pattern) for name, pattern in CLASSES.items()}
+OPPOSED = (
+    ("permit", "forbid"),
+    ("require", "advise"),
+    ("included", "charged"),
+    ("universal", "limited"),
+    ("operator", "guest"),
+)
+
+
+_LIMIT = re.compile(r"\b(?:(?:never|not|no) (?:more|longer|later) than|at (?:the )?most)\b")
+
+
+def classes(text: str) -> dict[str, bool]:
+    """Which classes the text's normalised wording falls in ("no more than" is a limit, not a
+    prohibition)."""
+    lowered = _LIMIT.sub("maximum", normalise_text(text).lower())
+    return {name: bool(pattern.search(lowered)) for name, pattern in _COMPILED.items()}
