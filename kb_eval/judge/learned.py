@@ -29,7 +29,7 @@ Thresholds = tuple[float, float]
 
 LABELS = ("supported", "contradicted", "unrelated")
 REGULARISATION_C = 1.0
-MAX_FALSE_SUPPORT = 0.03
+MAX_FALSE_SUPPORT = 0.01
 TARGETS = (0.01, 0.03, 0.05)
 MODEL_PATH = Path(__file__).with_name("judge_model.json")
 

@@ -136,7 +136,7 @@ def evaluate_judge(
     ),
     embedder: str = typer.Option("minilm", "--embedder", help="minilm or fake-hash (tests)."),
     max_false_support: float = typer.Option(
-        0.03, "--max-false-support", help="The learned judge's operating point: 0.01, 0.03, 0.05."
+        0.01, "--max-false-support", help="The learned judge's operating point: 0.01, 0.03, 0.05."
     ),
 ) -> None:
     """The claim judge on each file of labelled pairs, reported separately: per label, confusion;
