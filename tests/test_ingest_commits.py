@@ -103,9 +103,7 @@ def test_only_publish_and_register_wait_for_the_wal_flush(db, database_url, tmp_
         assert conn.execute("SHOW synchronous_commit").fetchone()[0] == "on"
 
 
-def test_asynchronous_step_commits_store_the_rows_of_a_synchronous_ingest(
-    database_url, tmp_path
-):
+def test_asynchronous_step_commits_store_the_rows_of_a_synchronous_ingest(database_url, tmp_path):
     fast = RecordingDatabase(database_url)
     reference = RecordingDatabase(database_url, force_synchronous=True)
     _ingest(fast, copy_tenant(tmp_path, "alpine-treks", "commit-async"))
