@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import mean, median
@@ -139,6 +139,14 @@ class IngestionPipeline:
     def _key(self, doc_version_id: str) -> dict[str, str]:
         return {"doc_version_id": doc_version_id, **asdict(self.versions)}
 
+    @contextlib.contextmanager
+    def _step(self, tenant_id: str) -> Iterator[Any]:
+        """A tenant transaction of parse, chunk or embed: its commit does not wait for the WAL
+        flush (see `sql.ASYNC_COMMIT`); register, publish and backfills use `db.tenant`."""
+        with self.db.tenant(tenant_id) as conn:
+            conn.execute(sql.ASYNC_COMMIT)
+            yield conn
+
     # -- registration ---------------------------------------------------------------------
     def register(self, folder: Path) -> Registration:
         """Validate the manifest and record its versions; a changed immutable version is refused."""
@@ -237,7 +245,7 @@ class IngestionPipeline:
         build = self.build_state(tenant_id, doc_version_id)
         if build.state == LifecycleState.INDEXED:
             return self._report(tenant_id, doc_version_id, True)
-        with self.db.tenant(tenant_id) as conn:
+        with self._step(tenant_id) as conn:
             version = conn.execute(
                 sql.SELECT_VERSION, {"doc_version_id": doc_version_id}
             ).fetchone()
@@ -269,7 +277,7 @@ class IngestionPipeline:
             else:
                 parsed = parse_private_copy(Path(source_path), version[11], self.parser)
         except ParseError as error:
-            with self.db.tenant(tenant_id) as conn:
+            with self._step(tenant_id) as conn:
                 self._set_state(
                     conn,
                     doc_version_id,
@@ -284,7 +292,7 @@ class IngestionPipeline:
                         sql.MERGE_BUILD_STATS, {**self._key(doc_version_id), "stats": Jsonb(memo)}
                     )
             return self._report(tenant_id, doc_version_id, False)
-        with self.db.tenant(tenant_id) as conn:
+        with self._step(tenant_id) as conn:
             conn.execute(
                 sql.UPSERT_PARSE,
                 {
@@ -318,7 +326,7 @@ class IngestionPipeline:
         if build.state not in ready:
             return self._report(tenant_id, doc_version_id, True)
         key = self._key(doc_version_id)
-        with self.db.tenant(tenant_id) as conn:
+        with self._step(tenant_id) as conn:
             stored = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
             if stored > 0:
                 # Chunks are written in one transaction and are a pure function of the immutable
@@ -376,7 +384,7 @@ class IngestionPipeline:
             "tokens_max": max(tokens, default=0),
             "tokens_mean": round(mean(tokens), 1) if tokens else 0,
         }
-        with self.db.tenant(tenant_id) as conn:
+        with self._step(tenant_id) as conn:
             conn.execute(sql.DELETE_CHUNKS, key)
             with conn.cursor() as cur:
                 cur.executemany(sql.INSERT_CHUNK, rows)
@@ -459,7 +467,7 @@ class IngestionPipeline:
                 tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
             )
         key = self._key(doc_version_id)
-        with self.db.tenant(tenant_id) as conn:
+        with self._step(tenant_id) as conn:
             chunks = conn.execute(sql.SELECT_CHUNKS_FOR_EMBEDDING, key).fetchall()
             done = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
             units = self._missing_units(conn, doc_version_id, chunks)
@@ -477,7 +485,7 @@ class IngestionPipeline:
         texts = {**sentences.unit_texts(units), **window_texts}
         vectors = self._vectors_for(tenant_id, sorted(texts), texts)
         fresh_hashes = (vectors.pop("__fresh__") | (embedded_before or set())) & window_texts.keys()
-        with self.db.tenant(tenant_id) as conn:
+        with self._step(tenant_id) as conn:
             sentences.store_units(conn, tenant_id, self.versions, doc_version_id, units, vectors)
             with conn.cursor() as cur:
                 cur.executemany(
@@ -550,9 +558,10 @@ class IngestionPipeline:
     ) -> dict[str, Any]:
         """Vectors by text hash: from the cache, else embedded now (cached batch by batch)."""
         model = self.versions.embedding_model_id
-        with self.db.tenant(tenant_id) as conn:
+        with self.db.tenant(tenant_id) as conn, conn.cursor(binary=True) as cur:
+            # Binary rows: the float4 values as stored, without parsing 384 decimals per vector.
             found = dict(
-                conn.execute(
+                cur.execute(
                     sql.SELECT_CACHED_EMBEDDINGS, {"embedding_model_id": model, "hashes": hashes}
                 ).fetchall()
             )
@@ -560,7 +569,7 @@ class IngestionPipeline:
         for start in range(0, len(missing), EMBED_BATCH):
             batch = missing[start : start + EMBED_BATCH]
             matrix = self.embedder.embed([texts[h] for h in batch])
-            with self.db.tenant(tenant_id) as conn, conn.cursor() as cur:
+            with self._step(tenant_id) as conn, conn.cursor() as cur:
                 cur.executemany(
                     sql.INSERT_CACHED_EMBEDDING,
                     [(tenant_id, model, h, matrix[i]) for i, h in enumerate(batch)],

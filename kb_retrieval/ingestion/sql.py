@@ -1,5 +1,12 @@
 """SQL of the ingestion pipeline (parameterised; run inside tenant-scoped transactions)."""
 
+# Commits of parse, chunk and embed (and of the embedding cache) return before the WAL flush.
+# WAL is flushed in order, so the synchronous commit of `publish` (which makes a version
+# visible) also makes every earlier write of that version durable: a server crash can lose only
+# unpublished progress, which the idempotent steps redo; a killed client loses nothing
+# committed. Register, publish and the sentence backfill of an indexed build stay synchronous.
+ASYNC_COMMIT = "SELECT set_config('synchronous_commit', 'off', true)"
+
 SELECT_VERSION = """
 SELECT doc_version_id, doc_id, title, category, source, source_path, source_type, priority,
        effective_date, last_reviewed_at, supersedes_doc_version_id, content_hash, metadata
