@@ -279,7 +279,7 @@ class Retriever:
         vector_hits = snapshot.vector_leg(
             mask, request.vectors, cfg.k_vector, all_windows=request.all_windows
         )
-        lexical_hits = snapshot.lexical_leg(
+        lexical_hits, idf, avgdl = snapshot.lexical_search(
             mask, request.variant_terms, cfg.k_lexical, cfg.bm25_k1, cfg.bm25_b
         )
         order, seen, top1 = legs.merge_quota(request.plan, vector_hits, lexical_hits, cfg)
@@ -291,9 +291,8 @@ class Retriever:
         )
         for pk, cand in found.items():
             cand.sims = sims.get(pk, [])
-        idf, avgdl = (
-            snapshot.term_idf(mask, _all_terms(request.variant_terms)) if found else ({}, 1.0)
-        )
+        # The leg's idf covers every variant's terms (`term_idf(mask, _all_terms(...))`).
+        idf, avgdl = (idf, avgdl) if found else ({}, 1.0)
         sentences = (
             snapshot_sentences.loaded(snapshot).lookup(found)
             if self.config.sentence_features
