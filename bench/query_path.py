@@ -20,7 +20,7 @@ snapshot is loaded and two warm-up calls:
 - `reload`: one changed version (a new `indexed_at` for one build), reload from the previous
   snapshot against a fresh load of the same generation, and whether their packs are identical.
 
-    .venv/bin/python -m bench.query_path --json [--tenant-chunks 100000] [--queries 40]
+    .venv/bin/python -m bench.query_path --json [--tenant-chunks 100000] [--queries 40] [--no-reload]
 """
 
 from __future__ import annotations
@@ -92,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="passes over the queries")
     parser.add_argument("--build-only", action="store_true", help="build the tenant, no runs")
     parser.add_argument("--profile", action="store_true", help="cProfile one pass of retrieve")
+    parser.add_argument(
+        "--no-reload", action="store_true", help="skip the reload measurement (minutes under load)"
+    )
     parser.add_argument("--packs", type=Path, help="write the first round's packs here (JSONL)")
     parser.add_argument("--mix", type=float, default=0.5)
     parser.add_argument("--noise", type=float, default=0.02)

@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from kb_retrieval.retrieval import first_stage
-from kb_retrieval.retrieval.bm25 import ScopeStats, bm25_search, scope_stats
 from kb_retrieval.retrieval.candidates import (
     Candidate,
     PipelineKey,
@@ -412,11 +411,22 @@ class TenantSnapshot:
     def lexical_search(
         self, mask: np.ndarray, variant_terms: Sequence[Sequence[str]], k: int, k1: float, b: float
     ) -> tuple[list[Hit], dict[str, float], float]:
-        """`lexical_leg`'s hits with what `term_idf` returns for every variant's terms (the leg
-        counts each term's eligible postings anyway): `bm25.bm25_search` on the scope's cached
-        length norms."""
+        """`lexical_leg`'s hits with what `term_idf(mask, every variant's terms)` returns: the
+        leg counts each term's eligible postings anyway. Each distinct term's eligible postings
+        and BM25 weights are computed once per call and shared by the variants (they repeat
+        most terms of the direct query); the scope's size, mean length and per-chunk length
+        norms once per scope."""
         stats = self._scope_stats(mask, k1, b)
-        hits, idf = bm25_search(self.postings, mask, stats, self.chunk_pk, variant_terms, k, k1, b)
+        weights: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        idf: dict[str, float] = {}
+        for term in sorted({term for terms in variant_terms for term in terms}):
+            rows, tfs = self._eligible_postings(term, mask)
+            idf[term] = math.log(1 + (stats.n - len(rows) + 0.5) / (len(rows) + 0.5))
+            if len(rows):
+                weights[term] = (rows, idf[term] * tfs * (k1 + 1) / (tfs + stats.norm[rows]))
+        hits: list[Hit] = []
+        for index, terms in enumerate(variant_terms, start=1):
+            hits.extend(self._top(index, _bm25_scores(weights, terms, len(self.chunk_pk)), k))
         return hits, idf, stats.avgdl
 
     def term_idf(self, mask: np.ndarray, terms: Sequence[str]) -> tuple[dict[str, float], float]:
@@ -437,12 +447,20 @@ class TenantSnapshot:
             found = self._stats.get(key)
         if found is not None and found[0] is mask:
             return found[1]
-        stats = scope_stats(self.term_count, mask, k1, b)
+        n = int(mask.sum())
+        avgdl = float(self.term_count[mask].mean()) if n else 1.0
+        # Per chunk, the same float64 operations as per posting: identical values.
+        stats = ScopeStats(n, avgdl, k1 * (1 - b + b * self.term_count / avgdl))
         with self._scopes_lock:
             if len(self._stats) >= SCOPE_CACHE_SIZE:
                 self._stats.pop(next(iter(self._stats)), None)
             self._stats[key] = (mask, stats)
         return stats
+
+    def _eligible_postings(self, term: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows, tfs = self.postings.get(term, (_EMPTY_ROWS, _EMPTY_TFS))
+        keep = mask[rows]
+        return rows[keep], tfs[keep].astype(np.float64)
 
     def _top(self, variant: int, scores: np.ndarray, k: int) -> list[Hit]:
         """The k best finite scores, ties broken by chunk_pk like the SQL `ORDER BY`: every
@@ -459,6 +477,34 @@ class TenantSnapshot:
         found = found[np.isfinite(scores[found])]
         order = np.lexsort((self.chunk_pk[found], -scores[found]))[:k]
         return [(variant, int(self.chunk_pk[found[i]]), float(scores[found[i]])) for i in order]
+
+
+@dataclass(frozen=True)
+class ScopeStats:
+    """A scope's chunk count, mean length and each chunk's BM25 length norm."""
+
+    n: int
+    avgdl: float
+    norm: np.ndarray
+
+
+def _bm25_scores(
+    weights: dict[str, tuple[np.ndarray, np.ndarray]], terms: Sequence[str], size: int
+) -> np.ndarray:
+    """BM25 of every chunk for one variant (-inf where no term matches): the terms' weights
+    summed per chunk in sorted-term order by one `bincount`, the same float64 additions in the
+    same order as adding term after term (tested), in one pass instead of one per term."""
+    used = sorted(set(terms) & weights.keys())
+    if not used:
+        return np.full(size, -np.inf)
+    rows = np.concatenate([weights[term][0] for term in used])
+    values = np.concatenate([weights[term][1] for term in used])
+    scores = np.bincount(rows, values, minlength=size)
+    if values.min() > 0:
+        scores[scores == 0] = -np.inf
+    else:
+        scores[np.bincount(rows, minlength=size) == 0] = -np.inf
+    return scores
 
 
 _EMPTY_ROWS = np.array([], dtype=np.int64)
