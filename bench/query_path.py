@@ -13,8 +13,9 @@ snapshot is loaded and two warm-up calls:
   processes' load on a shared machine) of `Retriever.retrieve` over the golden e-mails of the
   tenant, cache off, audit off; the library's own `timings_ms` per step (mean);
 - `steps`: each step of the in-memory search alone on the same plans and query vectors, thread
-  CPU ms and wall ms: query embedding (all variants in one batch), scope (cached), vector leg,
-  lexical leg, candidate rows, candidate cosines, term idf;
+  CPU ms and wall ms: query embedding (every variant, in length groups), scope (cached), vector leg,
+  lexical leg, candidate rows, candidate cosines, term idf (off the snapshot `retrieve` path since
+  session 6: the lexical leg returns it);
 - `recall`: the vector leg's top-k chunk sets per variant against the exact scan over every
   window (`with_first_stage(None)`), with the largest cosine difference of common chunks;
 - `reload`: one changed version (a new `indexed_at` for one build), reload from the previous
