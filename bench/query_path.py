@@ -13,14 +13,15 @@ snapshot is loaded and two warm-up calls:
   processes' load on a shared machine) of `Retriever.retrieve` over the golden e-mails of the
   tenant, cache off, audit off; the library's own `timings_ms` per step (mean);
 - `steps`: each step of the in-memory search alone on the same plans and query vectors, thread
-  CPU ms and wall ms: query embedding (all variants in one batch), scope (cached), vector leg,
-  lexical leg, candidate rows, candidate cosines, term idf;
+  CPU ms and wall ms: query embedding (every variant, in length groups), scope (cached), vector leg,
+  lexical leg, candidate rows, candidate cosines, term idf (off the snapshot `retrieve` path since
+  session 6: the lexical leg returns it);
 - `recall`: the vector leg's top-k chunk sets per variant against the exact scan over every
   window (`with_first_stage(None)`), with the largest cosine difference of common chunks;
 - `reload`: one changed version (a new `indexed_at` for one build), reload from the previous
   snapshot against a fresh load of the same generation, and whether their packs are identical.
 
-    .venv/bin/python -m bench.query_path --json [--tenant-chunks 100000] [--queries 40]
+    .venv/bin/python -m bench.query_path --json [--tenant-chunks 100000] [--queries 40] [--no-reload]
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="passes over the queries")
     parser.add_argument("--build-only", action="store_true", help="build the tenant, no runs")
     parser.add_argument("--profile", action="store_true", help="cProfile one pass of retrieve")
+    parser.add_argument(
+        "--no-reload", action="store_true", help="skip the reload measurement (minutes under load)"
+    )
     parser.add_argument("--packs", type=Path, help="write the first round's packs here (JSONL)")
     parser.add_argument("--mix", type=float, default=0.5)
     parser.add_argument("--noise", type=float, default=0.02)

@@ -52,8 +52,9 @@ def measure(db: Any, pipeline: Any, queries: list[dict[str, Any]], args: Any) ->
         out["steps"] = steps_alone(retriever, snapshot, queries, worker)
         log("recall against the exact scan")
         out["recall"] = recall(retriever, snapshot, queries, worker)
-        log("reload after one changed version")
-        out["reload"] = reload_one_version(retriever, snapshot, queries, worker)
+        if not getattr(args, "no_reload", False):
+            log("reload after one changed version")
+            out["reload"] = reload_one_version(retriever, snapshot, queries, worker)
         if args.profile:
             out["profile"] = profile(retriever, queries, worker)
     return out
@@ -350,8 +351,9 @@ def render(result: dict[str, Any]) -> str:
         )
     )
     lines.append(f"vector recall vs exact: {result['recall']}")
-    reload = {k: v for k, v in result["reload"].items() if k != "profile"}
-    lines.append(f"reload after one changed version: {reload}")
-    lines += result["reload"]["profile"]
+    if "reload" in result:
+        reload = {k: v for k, v in result["reload"].items() if k != "profile"}
+        lines.append(f"reload after one changed version: {reload}")
+        lines += result["reload"]["profile"]
     lines += result.get("profile", [])
     return "\n".join(lines)

@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,9 @@ ONNX_DIR_ENV = "KB_ONNX_DIR"
 QUERY_ENCODER_ENV = "KB_QUERY_ENCODER"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OPSET = 17
+# A forward pass costs about as much as this many more tokens in the batch (measured with one
+# intra-op thread: per-text passes cost 2-3 ms more each than one batch of equal tokens).
+GROUP_OVERHEAD_TOKENS = 12
 LOG = logging.getLogger(__name__)
 
 
@@ -118,20 +122,60 @@ class OnnxQueryEncoder:
         config = json.loads((Path(model_dir) / "sentence_bert_config.json").read_text("utf-8"))
         self.tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=int(config["max_seq_length"]))
-        self.tokenizer.enable_padding()
+        self.tokenizer.no_padding()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(list(texts))
-        feeds = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
+        """Unit vectors of `texts`: tokenized one by one (no thread pool for a few short
+        texts), run in the length groups of `length_groups` (each group padded to its longest
+        text), mean-pooled over each text's own tokens."""
+        encodings = [self.tokenizer.encode(text) for text in texts]
+        out = np.empty((len(encodings), 0), dtype=np.float32)
+        for group in length_groups([len(e.ids) for e in encodings]):
+            pooled = self._run([encodings[i] for i in group])
+            if not out.shape[1]:
+                out = np.empty((len(encodings), pooled.shape[1]), dtype=np.float32)
+            out[group] = pooled
+        return out
+
+    def _run(self, encodings: Sequence[Any]) -> np.ndarray:
+        """One forward pass over `encodings` padded to the longest with id, mask and type 0 (the
+        tokenizer's `enable_padding` defaults)."""
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        attention = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            size = len(encoding.ids)
+            ids[row, :size] = encoding.ids
+            attention[row, :size] = encoding.attention_mask
+            types[row, :size] = encoding.type_ids
+        feeds = {"input_ids": ids, "attention_mask": attention, "token_type_ids": types}
         hidden = self.session.run(None, feeds)[0]
-        mask = feeds["attention_mask"][..., None].astype(np.float32)
+        mask = attention[..., None].astype(np.float32)
         pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.where(norms == 0, 1, norms)).astype(np.float32)
+
+
+def length_groups(lengths: Sequence[int], overhead: int = GROUP_OVERHEAD_TOKENS) -> list[list[int]]:
+    """Indices of `lengths` in forward-pass groups: the partition (contiguous in length order)
+    with the least padded tokens plus `overhead` tokens per pass. The cost of a pass grows with
+    rows x longest text; a retrieval's variants are 3-45 tokens, and one batch padded a
+    4-token keyword line to a 43-token e-mail (bench/query_path.py). Each row's vector is the
+    one the single padded batch gives (tested)."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    best = [0] + [-1] * len(order)
+    cut = [0] * (len(order) + 1)
+    for end in range(1, len(order) + 1):
+        for start in range(end):
+            cost = best[start] + overhead + (end - start) * lengths[order[end - 1]]
+            if best[end] < 0 or cost < best[end]:
+                best[end], cut[end] = cost, start
+    groups, end = [], len(order)
+    while end:
+        groups.append(sorted(order[cut[end] : end]))
+        end = cut[end]
+    return groups[::-1]
 
 
 @lru_cache(maxsize=2)

@@ -11,6 +11,7 @@ import pytest
 from kb_retrieval.embedding_onnx import (
     OnnxQueryEncoder,
     export_onnx,
+    length_groups,
     onnx_path,
     onnx_query_encoder,
     query_encoder_choice,
@@ -70,3 +71,32 @@ def test_an_unknown_query_encoder_is_refused(monkeypatch):
     monkeypatch.setenv("KB_QUERY_ENCODER", "tensorrt")
     with pytest.raises(ValueError, match="KB_QUERY_ENCODER"):
         query_encoder_choice()
+
+
+def test_length_groups_split_only_where_padding_costs_more_than_a_pass():
+    assert length_groups([9, 10, 11]) == [[0, 1, 2]]
+    assert length_groups([40, 6, 7, 25]) == [[1, 2], [3], [0]]
+    assert length_groups([5]) == [[0]]
+    assert length_groups([30, 4], overhead=0) == [[1], [0]]
+    assert length_groups([30, 4], overhead=100) == [[0, 1]]
+    groups = length_groups([3, 44, 12, 12, 5, 27])
+    assert sorted(i for g in groups for i in g) == list(range(6))
+
+
+def test_grouped_passes_give_the_single_padded_batchs_vectors(minilm, tmp_path, monkeypatch):
+    monkeypatch.setenv("KB_ONNX_DIR", str(tmp_path))
+    encoder = OnnxQueryEncoder(minilm.model_dir, threads=1)
+    texts = [
+        "Can we bring our own snowshoes on the winter lake circuit, or are rentals included "
+        "in the price, and is there a storage room at the first hut for wet gear overnight?",
+        "snowshoe rental",
+        "winter lake circuit gear storage hut",
+        "rentals",
+    ]
+    lengths = [len(encoder.tokenizer.encode(t).ids) for t in texts]
+    assert len(length_groups(lengths)) > 1, "the long e-mail runs apart from the keyword lines"
+    grouped = encoder.encode(texts)
+    batch = encoder._run([encoder.tokenizer.encode(t) for t in texts])
+    assert grouped.shape == (4, 384)
+    assert np.abs(grouped - batch).max() <= 1e-6
+    assert np.abs(encoder.encode(texts[1:2])[0] - grouped[1]).max() <= 1e-6

@@ -185,3 +185,17 @@ def test_merged_postings_with_interleaved_and_reordered_rows_equal_a_fresh_build
     for old_index, row in zip(kept, shuffled, strict=True):
         order[row] = freqs[old_index]
     _scratch_equal(merged, build_postings(order))
+
+
+def test_lexical_search_gives_term_idf_of_every_variant_term():
+    versions, rows, windows = _corpus(300)
+    snapshot = TenantSnapshot(KEY, 1, versions, rows, windows, [])
+    mask = snapshot.chunk_mask(["v1", "v3"])
+    variants = [["kayak", "guide", "5"], ["day", "absent-term"], ["guide"]]
+    hits, idf, avgdl = snapshot.lexical_search(mask, variants, 16, 1.2, 0.75)
+    assert hits == _bm25_term_by_term(snapshot, mask, variants, 16)
+    terms = sorted({t for ts in variants for t in ts})
+    assert (idf, avgdl) == snapshot.term_idf(mask, terms)
+    assert list(idf) == terms and idf["absent-term"] > idf["kayak"]
+    again = snapshot.lexical_search(snapshot.chunk_mask(["v0"]), variants, 16, 1.2, 0.75)
+    assert again[1] != idf, "the scope statistics are cached per scope, not shared"

@@ -24,15 +24,9 @@ from kb_retrieval.retrieval import snapshot_sentences, sql
 from kb_retrieval.retrieval.cache import TTLCache
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pack import build_pack
+from kb_retrieval.retrieval.pool_features import set_pool_features
 from kb_retrieval.retrieval.rerank import Reranker, maybe_rerank
-from kb_retrieval.retrieval.scoring import (
-    candidate_features,
-    is_stale,
-    lexical_features,
-    passage_coverage,
-    score_pool,
-    vector_feature,
-)
+from kb_retrieval.retrieval.scoring import is_stale, score_pool, vector_feature
 from kb_retrieval.retrieval.selection import select_pack
 from kb_retrieval.retrieval.sentence_vectors import (
     SentenceVectorCache,
@@ -248,22 +242,14 @@ class Retriever:
             cand.seen_in_queries = out.seen.get(pk, set())
             cand.lexical_top1 = pk == out.top1
             cand.vector = vector_feature(cand.sims)
-            cand.coverage, cand.bm25 = lexical_features(
-                cand, variant_terms[0], out.idf, out.avgdl, self.config
-            )
             cand.stale = is_stale(cand.version.last_reviewed_at, as_of, self.config)
             cand.trip_match = bool(dates) and _mentions_date(cand, dates)
-            cand.passage = passage_coverage(
-                cand.text, variant_terms[0], out.idf, self.config.passage_window
-            )
             if self.config.sentence_features:
                 stored = out.sentences.get(pk)
                 sentences = stored if stored is not None else self.sentences.vectors(cand.text)
                 cand.sentence_sims = best_sentence_sims(sentences, vectors)
-            cand.features = candidate_features(
-                cand, plan, variant_terms, out.idf, out.avgdl, self.config
-            )
             pool.append(cand)
+        set_pool_features(pool, plan, variant_terms, out.idf, out.avgdl, self.config)
         score_pool(pool, variant_terms[0], out.idf, as_of, self.config)
         pool, used_rerank = maybe_rerank(self.reranker, plan, pool, self.config)
         pool.sort(key=lambda c: (-c.rank_score, c.key))
@@ -293,7 +279,7 @@ class Retriever:
         vector_hits = snapshot.vector_leg(
             mask, request.vectors, cfg.k_vector, all_windows=request.all_windows
         )
-        lexical_hits = snapshot.lexical_leg(
+        lexical_hits, idf, avgdl = snapshot.lexical_search(
             mask, request.variant_terms, cfg.k_lexical, cfg.bm25_k1, cfg.bm25_b
         )
         order, seen, top1 = legs.merge_quota(request.plan, vector_hits, lexical_hits, cfg)
@@ -305,9 +291,8 @@ class Retriever:
         )
         for pk, cand in found.items():
             cand.sims = sims.get(pk, [])
-        idf, avgdl = (
-            snapshot.term_idf(mask, _all_terms(request.variant_terms)) if found else ({}, 1.0)
-        )
+        # The leg's idf covers every variant's terms (`term_idf(mask, _all_terms(...))`).
+        idf, avgdl = (idf, avgdl) if found else ({}, 1.0)
         sentences = (
             snapshot_sentences.loaded(snapshot).lookup(found)
             if self.config.sentence_features

@@ -121,6 +121,7 @@ class TenantSnapshot:
         self._spill = SpillFile(exact, rows)
         self.vectors = self._spill.vectors
         self._penalties: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._stats: dict[tuple[int, float, float], tuple[np.ndarray, ScopeStats]] = {}
         self._set_first_stage(
             exact,
             first_stage.SCAN_DIMS if len(exact) > first_stage.PROJECT_ABOVE_WINDOWS else None,
@@ -235,6 +236,7 @@ class TenantSnapshot:
         the exact float32 scan (None); everything else shared (bench/ compares them)."""
         other = copy.copy(self)
         other._penalties = {}
+        other._stats = {}
         other._set_first_stage(self.vectors, dims if self.vector_count else None, lists=lists)
         return other
 
@@ -403,38 +405,57 @@ class TenantSnapshot:
     def lexical_leg(
         self, mask: np.ndarray, variant_terms: Sequence[Sequence[str]], k: int, k1: float, b: float
     ) -> list[Hit]:
-        """(variant from 1, chunk_pk, BM25) of the top k chunks per variant, as `LEXICAL_BM25`.
+        """(variant from 1, chunk_pk, BM25) of the top k chunks per variant, as `LEXICAL_BM25`."""
+        return self.lexical_search(mask, variant_terms, k, k1, b)[0]
 
-        Each distinct term's eligible postings and BM25 weights are computed once per call and
-        shared by the variants (they repeat most terms of the direct query)."""
-        n, avgdl = self._scope_size(mask)
-        # Per chunk, the same float64 operations as per posting: identical values, one pass.
-        norm = k1 * (1 - b + b * self.term_count / avgdl)
+    def lexical_search(
+        self, mask: np.ndarray, variant_terms: Sequence[Sequence[str]], k: int, k1: float, b: float
+    ) -> tuple[list[Hit], dict[str, float], float]:
+        """`lexical_leg`'s hits with what `term_idf(mask, every variant's terms)` returns: the
+        leg counts each term's eligible postings anyway. Each distinct term's eligible postings
+        and BM25 weights are computed once per call and shared by the variants (they repeat
+        most terms of the direct query); the scope's size, mean length and per-chunk length
+        norms once per scope."""
+        stats = self._scope_stats(mask, k1, b)
         weights: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        idf: dict[str, float] = {}
         for term in sorted({term for terms in variant_terms for term in terms}):
             rows, tfs = self._eligible_postings(term, mask)
+            idf[term] = math.log(1 + (stats.n - len(rows) + 0.5) / (len(rows) + 0.5))
             if len(rows):
-                idf = math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
-                weights[term] = (rows, idf * tfs * (k1 + 1) / (tfs + norm[rows]))
+                weights[term] = (rows, idf[term] * tfs * (k1 + 1) / (tfs + stats.norm[rows]))
         hits: list[Hit] = []
         for index, terms in enumerate(variant_terms, start=1):
             hits.extend(self._top(index, _bm25_scores(weights, terms, len(self.chunk_pk)), k))
-        return hits
+        return hits, idf, stats.avgdl
 
     def term_idf(self, mask: np.ndarray, terms: Sequence[str]) -> tuple[dict[str, float], float]:
         """What `candidates.term_idf` returns: BM25 idf per term over the scope, and avgdl."""
-        n, avgdl = self._scope_size(mask)
+        stats = self._scope_stats(mask, 0.0, 0.0)
         idf = {}
         for term in sorted(set(terms)):
             rows, _tfs = self.postings.get(term, (_EMPTY_ROWS, _EMPTY_TFS))
             df = int(np.count_nonzero(mask[rows]))
-            idf[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        return idf, avgdl
+            idf[term] = math.log(1 + (stats.n - df + 0.5) / (df + 0.5))
+        return idf, stats.avgdl
 
-    def _scope_size(self, mask: np.ndarray) -> tuple[int, float]:
+    def _scope_stats(self, mask: np.ndarray, k1: float, b: float) -> ScopeStats:
+        """The scope's size, mean length and length norms, cached per scope mask (the same
+        object while `scope` caches it) like the window penalties."""
+        key = (id(mask), k1, b)
+        with self._scopes_lock:
+            found = self._stats.get(key)
+        if found is not None and found[0] is mask:
+            return found[1]
         n = int(mask.sum())
         avgdl = float(self.term_count[mask].mean()) if n else 1.0
-        return n, avgdl
+        # Per chunk, the same float64 operations as per posting: identical values.
+        stats = ScopeStats(n, avgdl, k1 * (1 - b + b * self.term_count / avgdl))
+        with self._scopes_lock:
+            if len(self._stats) >= SCOPE_CACHE_SIZE:
+                self._stats.pop(next(iter(self._stats)), None)
+            self._stats[key] = (mask, stats)
+        return stats
 
     def _eligible_postings(self, term: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows, tfs = self.postings.get(term, (_EMPTY_ROWS, _EMPTY_TFS))
@@ -456,6 +477,15 @@ class TenantSnapshot:
         found = found[np.isfinite(scores[found])]
         order = np.lexsort((self.chunk_pk[found], -scores[found]))[:k]
         return [(variant, int(self.chunk_pk[found[i]]), float(scores[found[i]])) for i in order]
+
+
+@dataclass(frozen=True)
+class ScopeStats:
+    """A scope's chunk count, mean length and each chunk's BM25 length norm."""
+
+    n: int
+    avgdl: float
+    norm: np.ndarray
 
 
 def _bm25_scores(
