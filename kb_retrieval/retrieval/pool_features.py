@@ -21,7 +21,7 @@ from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval.answerability import answer_features
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
-from kb_retrieval.retrieval.scoring import term_positions
+from kb_retrieval.retrieval.scoring import best_window_mass, term_positions
 
 
 def set_pool_features(
@@ -116,26 +116,5 @@ def pool_passages(
         for v, weights in enumerate(wanted):
             if totals[v] > 0:
                 mine = [hit for hit in hits if hit[1] in weights]
-                out[i, v] = min(1.0, _best_mass(mine, weights, window) / totals[v])
+                out[i, v] = min(1.0, best_window_mass(mine, weights, window) / totals[v])
     return out
-
-
-def _best_mass(hits: list[tuple[int, str]], wanted: dict[str, float], window: int) -> float:
-    """The largest idf mass of distinct terms within `window` positions: the loop of
-    `passage_coverage`, unchanged (its running sum's rounding is part of the value)."""
-    counts: dict[str, int] = {}
-    mass = best = 0.0
-    start = 0
-    for position, term in hits:
-        counts[term] = counts.get(term, 0) + 1
-        if counts[term] == 1:
-            mass += wanted[term]
-        while hits[start][0] <= position - window:
-            old = hits[start][1]
-            counts[old] -= 1
-            if counts[old] == 0:
-                mass -= wanted[old]
-            start += 1
-        if mass > best:
-            best = mass
-    return best

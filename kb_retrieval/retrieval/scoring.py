@@ -83,6 +83,12 @@ def passage_coverage(text: str, terms: Sequence[str], idf: dict[str, float], win
         return 0.0
     index = term_positions(text)
     hits = sorted((p, t) for t in wanted if t in index for p in index[t])
+    return min(1.0, best_window_mass(hits, wanted, window) / total)
+
+
+def best_window_mass(hits: list[tuple[int, str]], wanted: dict[str, float], window: int) -> float:
+    """The largest idf mass of distinct terms within `window` positions of sorted `hits`
+    (position, term); the running sum's rounding is part of the value."""
     counts: dict[str, int] = {}
     mass = best = 0.0
     start = 0
@@ -98,7 +104,7 @@ def passage_coverage(text: str, terms: Sequence[str], idf: dict[str, float], win
             start += 1
         if mass > best:
             best = mass
-    return min(1.0, best / total)
+    return best
 
 
 def confidence(
