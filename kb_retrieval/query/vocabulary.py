@@ -67,10 +67,15 @@ INTENT_PATTERNS: dict[str, str] = {
     "payment": r"\bpay(?:s|ing|ment|ments|able)?\b|\bpaid\b|\binstal?lments?\b|\binvoices?\b"
     r"|\bbalance\b|\bcredit card\b|\bcharg(?:e|ed|es)\b|\bbank transfer\b"
     r"|\bgift (?:cards?|certificates?|vouchers?)\b",
+    # Whether a permit, licence or visa is required is a legal requirement (spec 3.6).
+    "permit": r"\bpermits?\b|\blicen[cs]es?\b|\bvisas?\b",
     "pickup": r"\bpick[- ]?ups?\b|\bpick (?:me|us) up\b|\bdrop[- ]?offs?\b|(?<!bank )\btransfers?\b"
     r"|\bshuttles?\b|\bairport\b|\bmeet(?:ing)? (?:point|place|location)\b"
     r"|\bwhere (?:do|should|will|shall) (?:we|i) meet\b"
-    r"|\bwhat time (?:do|should|will|shall) (?:we|i) (?:meet|start|leave)\b",
+    r"|\bwhat time (?:do|should|will|shall) (?:we|i) (?:meet|start|leave)\b"
+    # the other end of a departure's logistics: when it finishes and the guests are back
+    r"|\b(?:what time|when) (?:do|does|will|would|should|shall) (?:we|i|you|it|the \w+)"
+    r" (?:get back|come back|return|finish|end)\b|\b(?:return|finish|finishing|end) time\b",
     "price": r"\bprices?\b|\bpricing\b|\bcosts?\b|\bhow much\b|\bfees?\b|\bdiscounts?\b"
     r"|\bpromo\w*|\bsupplements?\b|\bgratuit\w*|\btipping\b",
     "refund": r"\brefund\w*|\breimburs\w*|\bmoney back\b|\bcredit note\b|\bvouchers?\b",
@@ -86,7 +91,8 @@ POLICY_INTENTS = frozenset(
     {
         "age", "booking_change", "cancel", "cancellation", "deposit", "discount", "fitness",
         "guarantee",
-        "inclusions", "insurance", "liability", "medical", "payment", "refund", "safety", "waiver",
+        "inclusions", "insurance", "liability", "medical", "payment", "permit", "refund", "safety",
+        "waiver",
     }
 )  # fmt: skip
 # Canonical policy vocabulary, in the order it is added to the policy expansion.
@@ -107,6 +113,7 @@ POLICY_EXPANSIONS: dict[str, str] = {
     "inclusions": "inclusions exclusions included terms",
     "guarantee": "departure guarantee minimum group size terms",
     "discount": "discount offer price reduction terms policy",
+    "permit": "permit licence requirement terms policy",
 }
 EXCEPTION_EXPANSION = "exception policy terms"
 # The guest relies on what marketing told them ("your website says ..."): a promise, so the
@@ -168,6 +175,8 @@ EXCEPTION_PATTERNS: tuple[str, ...] = (
     r"\b(?:more time|a few (?:more |extra )?days|an extra week|until (?:next )?\w+day)\b"
     r"[^.?!\n]{0,30}\b(?:to pay|for (?:the )?(?:payment|balance|deposit))\b",
     r"\bpay (?:late|later than|after the (?:deadline|due date))\b",
+    r"\b(?:late|behind) (?:with|on|in paying) (?:the |my |our )?(?:balance|final payment|payments?"
+    r"|deposit|instal\w*)\b",
     r"\b(?:was|were) due (?:last|yesterday|on|a few)\b|\boverdue\b"
     r"|\bmissed the (?:deadline|due date|payment)\b|\bforgot to pay\b",
     # Holding the operator to superseded terms (the conditions at the time of booking).

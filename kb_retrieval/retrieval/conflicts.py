@@ -12,6 +12,9 @@ Rules, chosen to miss a weak conflict rather than invent one:
 * Two chunks that each quote a different line of a schedule stated by a third chunk at least
   as authoritative as either of them do not conflict.
 * Chunks of one document version never conflict with each other.
+* A duration counted from another deadline ("a reminder about 10 days before the balance due
+  date") is an offset, not the policy's window; a duration naming a service's hours ("the
+  insurer's 24 hours emergency number") is an availability. Neither is compared.
 * Pairs compared: structured_policy vs terms_policy (kind policy_terms_disagreement); two
   chunks of the same category (numeric_window), except trip itineraries of different documents
   (different trips differ legitimately); a policy-tier chunk (structured_policy, terms_policy,
@@ -125,10 +128,31 @@ def _facts(text: str) -> dict[_Key, tuple[Quantity, ...]]:
     """
     grouped: dict[_Key, list[Quantity]] = {}
     for quantity in extract_quantities(text):
+        if not states_window(quantity):
+            continue
         key = fact_key(quantity)
         if key is not None:
             grouped.setdefault(key, []).append(quantity)
     return {key: tuple(values) for key, values in grouped.items()}
+
+
+# "#" is the value in a quantity's context.
+_FROM_DEADLINE_RE = re.compile(
+    r"# (?:before|after|prior to|ahead of|past|from)(?: [^\s#]+){0,4}? (?:due dates?|deadlines?)\b"
+)
+_SERVICE_HOURS_RE = re.compile(
+    r"# (?:a day |per day )?(?:emergency|telephone|phone|line|lines|hotline|helpline|service"
+    r"|support|number|desk|reception|assistance|access|help)\b"
+)
+
+
+def states_window(quantity: Quantity) -> bool:
+    """False for a duration counted from another deadline or naming a service's hours."""
+    if quantity.kind != "duration":
+        return True
+    return not (
+        _FROM_DEADLINE_RE.search(quantity.context) or _SERVICE_HOURS_RE.search(quantity.context)
+    )
 
 
 def fact_key(quantity: Quantity) -> _Key | None:

@@ -12,6 +12,7 @@ from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflict_scope import bears_on, claim_conflicts, question_topics
 from kb_retrieval.retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
+from kb_retrieval.retrieval.departure_agreement import departures_agree
 from kb_retrieval.retrieval.selection import is_low_relevance
 
 REASON_ORDER = list(ReasonCode)
@@ -88,6 +89,7 @@ def is_ambiguous(
     has_trip_context: bool,
     *,
     weak: bool = False,
+    outside: Sequence[Candidate] = (),
 ) -> bool:
     """The answer depends on a departure the email does not pin down (no date, and no trip
     context naming a departure: a product name alone does not).
@@ -98,7 +100,9 @@ def is_ambiguous(
     guest's departure); or the email asks for departure logistics (meeting point, start time) of
     no named trip while the pack holds the itineraries of several trips. `weak`: no chunk is
     usable and `usable` holds the plausible chunks (above the low-relevance line) instead; the
-    itineraries of several trips must then be among them, not merely in the pack.
+    itineraries of several trips must then be among them, not merely in the pack. Not when the
+    other departures' itineraries (in the pack or `outside` it) state the best itinerary's
+    answer unchanged (`departures_agree`): the evidence does not differ between them.
     """
     pinned = has_trip_context and not plan.context_undated
     if plan.dates or pinned or not usable:
@@ -109,21 +113,29 @@ def is_ambiguous(
         close_docs = {
             c.version.doc_id for c in itineraries if c.rank_score >= top - config.ambiguity_margin
         }
-        if len(close_docs) >= 2 or _departure_specific(pack, usable[0]):
+        departures = {c.version.doc_id for c in _same_trip_departures(pack, usable[0])}
+        if departures:
+            departures.add(usable[0].version.doc_id)
+        open_docs = close_docs if len(close_docs) >= 2 else set()
+        if (open_docs or departures) and not departures_agree(
+            plan, itineraries, open_docs | departures, [*pack, *outside]
+        ):
             return True
     return _unnamed_trip_logistics(plan, usable if weak else pack)
 
 
-def _departure_specific(pack: Sequence[Candidate], best: Candidate) -> bool:
-    """The best usable chunk is an itinerary and another departure of its trip is in the pack."""
+def _same_trip_departures(pack: Sequence[Candidate], best: Candidate) -> list[Candidate]:
+    """When the best usable chunk is an itinerary: the pack's itinerary chunks of other
+    departures of its trip."""
     if best.version.category is not Category.TRIP_ITINERARY:
-        return False
-    return any(
-        c.version.category is Category.TRIP_ITINERARY
+        return []
+    return [
+        c
+        for c in pack
+        if c.version.category is Category.TRIP_ITINERARY
         and c.version.doc_id != best.version.doc_id
         and same_trip(best.version.title, c.version.title)
-        for c in pack
-    )
+    ]
 
 
 def _unnamed_trip_logistics(plan: QueryPlan, chunks: Sequence[Candidate]) -> bool:
@@ -185,7 +197,13 @@ def decide(
         review = plan.exception_request or disputed
         outcome = Outcome.NEEDS_REVIEW if review else Outcome.UNKNOWN
         if not review and is_ambiguous(
-            plan, pack, plausible(pack, config), config, has_trip_context, weak=True
+            plan,
+            pack,
+            plausible(pack, config),
+            config,
+            has_trip_context,
+            weak=True,
+            outside=outside,
         ):
             # The answer depends on a departure the e-mail does not give: which one decides what
             # the evidence says, so ask rather than abstain.
@@ -208,7 +226,7 @@ def decide(
             for c in usable
         ):
             reasons.add(ReasonCode.MISSING_REQUIRED_PRECEDENCE)
-    if is_ambiguous(plan, pack, usable, config, has_trip_context):
+    if is_ambiguous(plan, pack, usable, config, has_trip_context, outside=outside):
         reasons.add(ReasonCode.AMBIGUOUS_CONTEXT)
     if sensitive and reasons:
         reasons.add(ReasonCode.SENSITIVE_TOPIC)

@@ -1,0 +1,70 @@
+"""Whether the departures an e-mail leaves open give the same answer (spec 9.3).
+
+Spec 9.3 asks a clarifying question when the answer depends on a trip or date the e-mail does
+not pin down "where the evidence differs between them". Two departures of one trip share most
+of their itinerary and differ in a few values (the meeting time, the first day's start). What a
+draft would state is the values (times, durations, amounts) of the sentences that use at least
+two words of the question (a line of more than 40 words is a flattened table, not read), in every
+usable itinerary chunk of those departures; when each other departure states every one of those
+values in such a sentence too, the departure does not change the answer (a value stated
+elsewhere, the sauna's 17:00 against the other departure's meeting at 17:00, does not count).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from kb_retrieval.query.plan import QueryPlan
+from kb_retrieval.retrieval.candidates import Candidate
+from kb_retrieval.text.analyzer import analyze, prepare
+from kb_retrieval.text.quantities import extract_quantities
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+MIN_SHARED_TERMS = 2
+# A longer "sentence" is a flattened table or list (many statements in one line): not read.
+MAX_SENTENCE_WORDS = 40
+
+
+def answer_values(plan: QueryPlan, text: str) -> frozenset[str]:
+    """Values stated by the sentences of `text` that use two words of the direct question."""
+    asked = set(analyze(plan.variants[0].text)) if plan.variants else set()
+    need = min(MIN_SHARED_TERMS, len(asked))
+    values: set[str] = set()
+    for sentence in _SENTENCE_SPLIT.split(prepare(text)):
+        if len(sentence.split()) > MAX_SENTENCE_WORDS:
+            continue
+        if need and len(asked & set(analyze(sentence))) >= need:
+            values.update(q.label for q in extract_quantities(sentence))
+    return frozenset(values)
+
+
+def departures_agree(
+    plan: QueryPlan,
+    answering: Sequence[Candidate],
+    doc_ids: Collection[str],
+    chunks: Sequence[Candidate],
+) -> bool:
+    """Every departure of `doc_ids` states the answer values of each `answering` chunk of the
+    other departures in answer sentences of its own `chunks`. False when there are fewer than two departures
+    or no answering chunk states a value: nothing shows that they agree."""
+    if len(doc_ids) < 2:
+        return False
+    stated = {
+        doc_id: frozenset().union(
+            *(answer_values(plan, c.text) for c in chunks if c.version.doc_id == doc_id)
+        )
+        for doc_id in doc_ids
+    }
+    compared = False
+    for chunk in answering:
+        if chunk.version.doc_id not in doc_ids:
+            continue
+        values = answer_values(plan, chunk.text)
+        if not values:
+            continue
+        compared = True
+        for doc_id in doc_ids:
+            if doc_id != chunk.version.doc_id and not values <= stated[doc_id]:
+                return False
+    return compared
