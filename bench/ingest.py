@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 # `embed_many` (the Dagster run's embedding of all a tenant's versions) includes the `embed` calls.
-STEPS = ("register", "parse", "chunk", "embed", "embed_many", "publish")
+STEPS = ("register", "settled", "parse", "chunk", "embed", "embed_many", "publish")
 
 
 class TimedEmbedder:
@@ -103,26 +103,32 @@ def replica_folders(demo: Path, root: Path, tag: str) -> list[Path]:
 
 
 def ingest_replica(pipeline: Any, folders: list[Path], per_version: bool) -> dict[str, Any]:
-    """Every version of the replica's tenants as one multi-partition Dagster run does it (each
-    step for all versions, `embed_many` per tenant), or `run_all` per version (`per_version`);
-    counts from the reports."""
+    """Every version of the replica's tenants as `kb ingest` does it: the settled versions
+    (`IngestionPipeline.settled`, one query per tenant) skip every step, the others go through
+    each step for all of them (`embed_many` per tenant) as one multi-partition Dagster run does,
+    or `run_all` per version (`per_version`); counts from the reports."""
     out: dict[str, Any] = dict.fromkeys(
-        ("versions", "indexed", "chunks", "windows", "embedded_windows"), 0
+        ("versions", "indexed", "chunks", "windows", "embedded_windows", "settled"), 0
     )
     out["registered"] = []
     for folder in folders:
         registration = pipeline.register(folder)
         tenant, versions = registration.tenant_id, registration.registered
         out["registered"].append((tenant, versions))
+        settled = pipeline.settled(tenant, versions)
+        todo = [v for v in versions if v not in settled]
         if per_version:
-            steps = [pipeline.run_all(tenant, version) for version in versions]
-        else:
-            parsed = [pipeline.parse(tenant, v) for v in versions]
-            chunked = [pipeline.chunk(tenant, v) for v in versions]
-            embedded = pipeline.embed_many(tenant, versions)
-            published = [pipeline.publish(tenant, v) for v in versions]
+            steps = [pipeline.run_all(tenant, version) for version in todo]
+        elif todo:
+            parsed = [pipeline.parse(tenant, v) for v in todo]
+            chunked = [pipeline.chunk(tenant, v) for v in todo]
+            embedded = pipeline.embed_many(tenant, todo)
+            published = [pipeline.publish(tenant, v) for v in todo]
             steps = [list(r) for r in zip(parsed, chunked, embedded, published, strict=True)]
-        for version, reports in zip(versions, steps, strict=True):
+        else:
+            steps = []
+        out["settled"] += len(settled)
+        for version, reports in zip(todo, steps, strict=True):
             embed, publish = reports[2], reports[3]
             out["versions"] += 1
             out["windows"] += int(embed.metrics.get("windows", 0))
@@ -130,6 +136,11 @@ def ingest_replica(pipeline: Any, folders: list[Path], per_version: bool) -> dic
             if publish.state == "indexed":
                 out["indexed"] += 1
                 out["chunks"] += pipeline.build_state(tenant, version).chunk_count
+        for build in settled.values():
+            out["versions"] += 1
+            if build.state == "indexed":
+                out["indexed"] += 1
+                out["chunks"] += build.chunk_count
     return out
 
 
