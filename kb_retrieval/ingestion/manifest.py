@@ -207,7 +207,7 @@ def _document(tenant_id: str, folder: Path, raw: dict[str, Any]) -> DocumentSpec
     source_path, entries = None, ()
     if has_source:
         source_path = (folder / str(raw["source"])).resolve()
-        if not source_path.is_relative_to(folder.resolve()):
+        if not source_path.is_relative_to(folder):  # resolved by load_manifest
             raise _Problem(
                 IngestReason.MANIFEST_INVALID, f"source {raw['source']!r} leaves the folder"
             )

@@ -184,9 +184,10 @@ class IngestionPipeline:
         build row) is not written again, so an unchanged folder registers without a write."""
         manifest = load_manifest(folder)
         tenant_id = manifest.tenant_id
-        self.db.ensure_tenant(tenant_id)
         with self.db.tenant(tenant_id) as conn:
             stored = stored_state.registered_versions(conn, self.versions)
+        if not stored:  # a stored version's tenant row exists (foreign key)
+            self.db.ensure_tenant(tenant_id)
         check_supersedes(manifest, frozenset(stored))
         result = Registration(tenant_id=manifest.tenant_id, problems=list(manifest.problems))
         for doc in manifest.documents:
