@@ -64,7 +64,7 @@ WHERE b.doc_version_id = ANY(%(doc_version_ids)s) AND b.parser_version = %(parse
             WHERE s.chunk_pk = c.id AND s.embedding_model_id = b.embedding_model_id
               AND s.units_version = %(units_version)s))))
     OR (b.state IN ('failed', 'needs_attention')
-        AND b.stats ->> %(failed_parse_hash)s = v.content_hash)
+        AND b.stats ->> %(failed_parse_hash)s::text = v.content_hash)
   )
 """
 
