@@ -42,8 +42,27 @@ def test_a_tenants_versions_go_through_one_run(tmp_path, database_url):
     assert run.tags["dagster/asset_partition_range_start"].startswith("one-run-co/")
     assert run.tags["dagster/asset_partition_range_end"].startswith("one-run-co/")
     second = ingest_folder(folder, kb=kb, instance=instance)
+    assert len(instance.get_runs()) == 1  # every version settled: no run is launched
+    assert second == [{**row, "embedded": 0} for row in first]
+
+
+def test_an_unchanged_folder_launches_no_run_and_a_new_version_one(tmp_path, database_url):
+    folder = copy_tenant(tmp_path, "alpine-treks", "settled-co")
+    kb = KnowledgeBaseResource(database_url=database_url, embedder="fake-hash")
+    instance = DagsterInstance.ephemeral()
+    first = ingest_folder(folder, kb=kb, instance=instance)
+    again = ingest_folder(folder, kb=kb, instance=instance)
+    assert len(instance.get_runs()) == 1
+    assert again == [{**row, "embedded": 0} for row in first]
+    assert any(row["state"] == "needs_attention" and row["reason_code"] for row in again)
+    (folder / "ferry.md").write_text("# Ferry\n\nThe ferry to the hut leaves at eight.\n", "utf-8")
+    with (folder / "kb.yaml").open("a", encoding="utf-8") as manifest:
+        manifest.write(
+            "  - {doc_id: ferry, doc_version_id: ferry_v1, title: Ferry, category: faq,"
+            " source: ferry.md}\n"
+        )
+    third = ingest_folder(folder, kb=kb, instance=instance)
     assert len(instance.get_runs()) == 2
-    assert [(r["doc_version_id"], r["state"]) for r in second] == [
-        (r["doc_version_id"], r["state"]) for r in first
-    ]
-    assert sum(row["embedded"] for row in second) == 0
+    assert third[:-1] == again
+    assert third[-1]["doc_version_id"] == "ferry_v1"
+    assert third[-1]["state"] == "indexed" and third[-1]["embedded"] == third[-1]["chunks"] > 0

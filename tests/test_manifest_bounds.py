@@ -182,3 +182,12 @@ def test_lost_database_is_found_inside_dagster_wrapping():
     except RuntimeError as wrapped:
         assert database_error(wrapped) is lost
     assert database_error(ValueError("other")) is None
+
+
+def test_deep_nesting_is_an_error_not_a_crash(tmp_path):
+    depth = 200_000  # libyaml's composer would overflow the C stack on this
+    folder = folder_with(tmp_path, "tenant_id: bound-co\nx: " + "[" * depth + "]" * depth + "\n")
+    with pytest.raises(ManifestError, match="nested too deeply"):
+        load_manifest(folder)
+    shallow = "tenant_id: bound-co\nx: " + "[" * 60 + "]" * 60 + "\ndocuments:\n" + GOOD_DOC
+    assert load_manifest(folder_with(tmp_path / "ok", shallow)).documents

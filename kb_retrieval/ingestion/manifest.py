@@ -19,6 +19,7 @@ from kb_retrieval.parsing import MAX_FILE_BYTES
 
 MANIFEST_NAME = "kb.yaml"
 MAX_MANIFEST_BYTES = 1024 * 1024
+MAX_YAML_DEPTH = 64  # a manifest nests 3-4 deep
 # Ids end up in chunk ids, locators and partition keys: printable, no path separators.
 ID_PATTERN = re.compile(r"\A[^\x00-\x1f\x7f/\\]{1,200}\Z")
 ID_FIELDS = ("doc_id", "doc_version_id", "supersedes_doc_version_id")
@@ -83,16 +84,13 @@ class Manifest:
     problems: list[DocumentProblem] = field(default_factory=list)
 
 
-class BoundedLoader(yaml.SafeLoader):
-    """Safe YAML without anchors/aliases (no alias bombs) and with duplicate keys refused."""
+# libyaml's parser (PyYAML built with it) when present: the pure-Python one was most of an
+# unchanged re-ingest's time (docs/benchmarks.md, session 7).
+_FastLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise yaml.composer.ComposerError(
-                None, None, "YAML anchors and aliases are not allowed in kb.yaml", event.start_mark
-            )
-        return super().compose_node(parent, index)
+
+class BoundedLoader(_FastLoader):
+    """Safe YAML with duplicate keys refused; `check_events` runs first (no alias bombs)."""
 
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -104,6 +102,27 @@ class BoundedLoader(yaml.SafeLoader):
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+class NestingError(ValueError):
+    """The YAML nests deeper than `MAX_YAML_DEPTH` collections."""
+
+
+def check_events(text: str) -> None:
+    """Refuse anchors, aliases and deep nesting from the parser's events, before any node is
+    built (libyaml's composer recurses in C: a deep document would overflow its stack)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_FastLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None, None, "YAML anchors and aliases are not allowed in kb.yaml", event.start_mark
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise NestingError(f"more than {MAX_YAML_DEPTH} nested collections")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def bytes_hash(data: bytes) -> str:
@@ -188,7 +207,7 @@ def _document(tenant_id: str, folder: Path, raw: dict[str, Any]) -> DocumentSpec
     source_path, entries = None, ()
     if has_source:
         source_path = (folder / str(raw["source"])).resolve()
-        if not source_path.is_relative_to(folder.resolve()):
+        if not source_path.is_relative_to(folder):  # resolved by load_manifest
             raise _Problem(
                 IngestReason.MANIFEST_INVALID, f"source {raw['source']!r} leaves the folder"
             )
@@ -238,10 +257,11 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ManifestError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
     try:
+        check_events(text)
         raw = yaml.load(text, Loader=BoundedLoader)
     except yaml.YAMLError as exc:
         raise ManifestError(f"{path}: not valid YAML: {exc}") from exc
-    except RecursionError as exc:
+    except (RecursionError, NestingError) as exc:
         raise ManifestError(f"{path}: YAML nested too deeply") from exc
     if not isinstance(raw, dict):
         raise ManifestError(f"{path}: expected a mapping with tenant_id and documents")

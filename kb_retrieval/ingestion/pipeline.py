@@ -21,7 +21,7 @@ from psycopg.types.json import Jsonb
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder
 from kb_retrieval.ingestion import sentence_vectors as sentences
-from kb_retrieval.ingestion import sql
+from kb_retrieval.ingestion import sql, stored_state
 from kb_retrieval.ingestion.chunking import ChunkerConfig, WordPieceCounter, chunk_document
 from kb_retrieval.ingestion.manifest import (
     DocumentProblem,
@@ -83,6 +83,35 @@ class Registration:
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _content_changed(doc: DocumentSpec, stored: dict[str, Any] | None) -> DocumentProblem | None:
+    """The problem of a manifest entry whose id is stored with other content or category."""
+    if stored is None or (
+        stored["content_hash"] == doc.content_hash and stored["category"] == doc.category
+    ):
+        return None
+    return DocumentProblem(
+        doc.doc_version_id,
+        IngestReason.VERSION_CONTENT_CHANGED,
+        f"{doc.source or 'entries'} ({doc.doc_version_id}): doc_version_id is immutable and "
+        f"already holds other content ({stored['content_hash'][:19]}…, category "
+        f"{stored['category']}); give the changed document a new doc_version_id. Nothing stored "
+        "was changed.",
+    )
+
+
+def _skipped(doc_version_id: str, build: BuildState, **metrics: Any) -> StepReport:
+    """A step's report when it skips on the build it has just read (nothing written since)."""
+    return StepReport(doc_version_id, build.state, build.reason_code, build.message, True, metrics)
+
+
+def skipped_reports(doc_version_id: str, build: BuildState) -> list[StepReport]:
+    """What parse, chunk, embed and publish report for a settled version (all skipped)."""
+    return [
+        _skipped(doc_version_id, build, **metrics)
+        for metrics in ({}, {}, {"embedded_chunks": 0, "embedded_windows": 0}, {})
+    ]
 
 
 def spans_to_json(doc: ParsedDocument) -> list[dict[str, Any]]:
@@ -149,17 +178,23 @@ class IngestionPipeline:
 
     # -- registration ---------------------------------------------------------------------
     def register(self, folder: Path) -> Registration:
-        """Validate the manifest and record its versions; a changed immutable version is refused."""
+        """Validate the manifest and record its versions; a changed immutable version is refused.
+
+        The tenant's stored versions are read once; an entry already stored as it is (and its
+        build row) is not written again, so an unchanged folder registers without a write."""
         manifest = load_manifest(folder)
         tenant_id = manifest.tenant_id
-        self.db.ensure_tenant(tenant_id)
         with self.db.tenant(tenant_id) as conn:
-            known = frozenset(row[0] for row in conn.execute(sql.SELECT_VERSION_IDS))
-        check_supersedes(manifest, known)
+            stored = stored_state.registered_versions(conn, self.versions)
+        if not stored:  # a stored version's tenant row exists (foreign key)
+            self.db.ensure_tenant(tenant_id)
+        check_supersedes(manifest, frozenset(stored))
         result = Registration(tenant_id=manifest.tenant_id, problems=list(manifest.problems))
         for doc in manifest.documents:
-            with self.db.tenant(tenant_id) as conn:
-                problem = self._register_one(conn, doc)
+            problem = _content_changed(doc, stored.get(doc.doc_version_id))
+            if problem is None and stored_state.needs_write(doc, stored.get(doc.doc_version_id)):
+                with self.db.tenant(tenant_id) as conn:
+                    problem = self._register_one(conn, doc)
             if problem is None:
                 result.registered.append(doc.doc_version_id)
             else:
@@ -170,39 +205,30 @@ class IngestionPipeline:
         existing = conn.execute(
             sql.SELECT_VERSION, {"doc_version_id": doc.doc_version_id}
         ).fetchone()
-        if existing is not None and (
-            existing[11] != doc.content_hash or existing[3] != doc.category
-        ):
-            return DocumentProblem(
-                doc.doc_version_id,
-                IngestReason.VERSION_CONTENT_CHANGED,
-                f"{doc.source or 'entries'} ({doc.doc_version_id}): doc_version_id is immutable and "
-                f"already holds other content ({existing[11][:19]}…, category {existing[3]}); "
-                "give the changed document a new doc_version_id. Nothing stored was changed.",
-            )
-        conn.execute(
-            sql.INSERT_VERSION,
-            {
-                "tenant_id": doc.tenant_id,
-                "doc_version_id": doc.doc_version_id,
-                "doc_id": doc.doc_id,
-                "title": doc.title,
-                "category": doc.category.value,
-                "source": doc.source,
-                "source_path": str(doc.source_path) if doc.source_path else None,
-                "source_type": doc.source_type,
-                "priority": doc.priority,
-                "effective_date": doc.effective_date,
-                "last_reviewed_at": doc.last_reviewed_at,
-                "supersedes_doc_version_id": doc.supersedes_doc_version_id,
-                "content_hash": doc.content_hash,
-                "metadata": Jsonb({"entries": list(doc.entries)} if doc.entries else {}),
-            },
-        )
+        if existing is not None:
+            problem = _content_changed(doc, {"content_hash": existing[11], "category": existing[3]})
+            if problem is not None:
+                return problem
+        fields = stored_state.version_fields(doc)
+        conn.execute(sql.INSERT_VERSION, {**fields, "metadata": Jsonb(fields["metadata"])})
         conn.execute(
             sql.ENSURE_BUILD, {"tenant_id": doc.tenant_id, **self._key(doc.doc_version_id)}
         )
         return None
+
+    def settled(self, tenant_id: str, doc_version_ids: Sequence[str]) -> dict[str, BuildState]:
+        """The versions that no step would change, with their builds, in one query: indexed
+        (with every chunk's sentence vectors when they are stored), or failed to parse these
+        same bytes before. Callers skip their steps (`skipped_reports` is what they report)."""
+        with self.db.tenant(tenant_id) as conn:
+            rows = stored_state.settled_builds(
+                conn,
+                self.versions,
+                doc_version_ids,
+                sentence_vectors=self.sentence_vectors,
+                failed_parse_hash=FAILED_PARSE_HASH,
+            )
+        return {version: BuildState(*row) for version, row in rows.items()}
 
     # -- helpers --------------------------------------------------------------------------
     def build_state(self, tenant_id: str, doc_version_id: str) -> BuildState:
@@ -244,7 +270,7 @@ class IngestionPipeline:
     def parse(self, tenant_id: str, doc_version_id: str) -> StepReport:
         build = self.build_state(tenant_id, doc_version_id)
         if build.state == LifecycleState.INDEXED:
-            return self._report(tenant_id, doc_version_id, True)
+            return _skipped(doc_version_id, build)
         with self._step(tenant_id) as conn:
             version = conn.execute(
                 sql.SELECT_VERSION, {"doc_version_id": doc_version_id}
@@ -324,7 +350,7 @@ class IngestionPipeline:
             LifecycleState.EMBEDDING,
         )
         if build.state not in ready:
-            return self._report(tenant_id, doc_version_id, True)
+            return _skipped(doc_version_id, build)
         key = self._key(doc_version_id)
         with self._step(tenant_id) as conn:
             stored = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
@@ -416,8 +442,12 @@ class IngestionPipeline:
         texts: dict[str, str] = {}
         owner: dict[str, str] = {}
         pending: set[str] = set()
+        builds = self.settled(tenant_id, doc_version_ids)
         for doc_version_id in doc_version_ids:
-            state = self.build_state(tenant_id, doc_version_id).state
+            if doc_version_id in builds:
+                continue
+            builds[doc_version_id] = self.build_state(tenant_id, doc_version_id)
+            state = builds[doc_version_id].state
             if state not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING) and not (
                 state == LifecycleState.INDEXED and self.sentence_vectors
             ):
@@ -443,12 +473,13 @@ class IngestionPipeline:
         credited: dict[str, set[str]] = {}
         for digest in fresh & owner.keys():
             credited.setdefault(owner[digest], set()).add(digest)
-        # A version with nothing to embed gets `embed`'s skip report without a second lookup.
+        # A version with nothing to embed gets `embed`'s skip report from the build read above
+        # (the locks are held: no state changed since).
         return [
             self.embed(tenant_id, doc_version_id, credited.get(doc_version_id, set()))
             if doc_version_id in pending
-            else self._report(
-                tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
+            else _skipped(
+                doc_version_id, builds[doc_version_id], embedded_chunks=0, embedded_windows=0
             )
             for doc_version_id in doc_version_ids
         ]
@@ -463,9 +494,7 @@ class IngestionPipeline:
         if build.state == LifecycleState.INDEXED and self.sentence_vectors:
             return self._backfill_sentences(tenant_id, doc_version_id)
         if build.state not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
-            return self._report(
-                tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
-            )
+            return _skipped(doc_version_id, build, embedded_chunks=0, embedded_windows=0)
         key = self._key(doc_version_id)
         with self._step(tenant_id) as conn:
             chunks = conn.execute(sql.SELECT_CHUNKS_FOR_EMBEDDING, key).fetchall()
@@ -583,7 +612,7 @@ class IngestionPipeline:
     def publish(self, tenant_id: str, doc_version_id: str) -> StepReport:
         build = self.build_state(tenant_id, doc_version_id)
         if build.state != LifecycleState.EMBEDDING:
-            return self._report(tenant_id, doc_version_id, True)
+            return _skipped(doc_version_id, build)
         key = self._key(doc_version_id)
         with self.db.tenant(tenant_id) as conn:
             chunks = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
@@ -605,7 +634,11 @@ class IngestionPipeline:
         return self._report(tenant_id, doc_version_id, False, chunks=chunks)
 
     def run_all(self, tenant_id: str, doc_version_id: str) -> list[StepReport]:
-        """Every step in order for one version (what the Dagster assets do, without Dagster)."""
+        """Every step in order for one version (what the Dagster assets do, without Dagster);
+        a settled version's skip reports come from one query."""
+        build = self.settled(tenant_id, [doc_version_id]).get(doc_version_id)
+        if build is not None:
+            return skipped_reports(doc_version_id, build)
         return [
             step(tenant_id, doc_version_id)
             for step in (self.parse, self.chunk, self.embed, self.publish)

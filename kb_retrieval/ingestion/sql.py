@@ -13,8 +13,6 @@ SELECT doc_version_id, doc_id, title, category, source, source_path, source_type
 FROM doc_versions WHERE doc_version_id = %(doc_version_id)s
 """
 
-SELECT_VERSION_IDS = "SELECT doc_version_id FROM doc_versions"
-
 INSERT_VERSION = """
 INSERT INTO doc_versions (tenant_id, doc_version_id, doc_id, title, category, source, source_path,
     source_type, priority, effective_date, last_reviewed_at, supersedes_doc_version_id,
