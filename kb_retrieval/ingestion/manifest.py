@@ -244,6 +244,10 @@ def _document(tenant_id: str, folder: Path, raw: dict[str, Any]) -> DocumentSpec
     )
 
 
+# Builds of libyaml that bound nesting themselves (0.2.5+) refuse before our own check does.
+LIBYAML_NESTING_MESSAGE = "maximum nesting depth"
+
+
 def read_manifest(folder: Path) -> dict[str, Any]:
     """`folder/kb.yaml` as a mapping with a valid tenant_id; bounded in size and structure."""
     path = folder.resolve() / MANIFEST_NAME
@@ -260,6 +264,8 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         check_events(text)
         raw = yaml.load(text, Loader=BoundedLoader)
     except yaml.YAMLError as exc:
+        if LIBYAML_NESTING_MESSAGE in str(exc):
+            raise ManifestError(f"{path}: YAML nested too deeply") from exc
         raise ManifestError(f"{path}: not valid YAML: {exc}") from exc
     except (RecursionError, NestingError) as exc:
         raise ManifestError(f"{path}: YAML nested too deeply") from exc
