@@ -13,7 +13,7 @@ import pytest
 from kb_eval.judge.encoder import TextEncoder
 from kb_eval.judge.evaluation import feature_matrix, operator_cv
 from kb_eval.judge.features import FEATURE_NAMES, align, negated, pair_features
-from kb_eval.judge.learned import MODEL_PATH, LogisticJudge, fit, load_model
+from kb_eval.judge.learned import MODEL_PATH, VETOES, LogisticJudge, fit, load_model
 from kb_retrieval.embedding import FakeHashEmbedder
 
 
@@ -96,13 +96,14 @@ def test_align_picks_the_sentence_about_the_claim(fake_encoder: TextEncoder) -> 
 
 def _synthetic(seed: int, n: int = 90) -> tuple[np.ndarray, list[str], list[str]]:
     """Separable-but-noisy rows in FEATURE_NAMES' width: column 0 pushes supported, 1
-    contradicted; three groups."""
+    contradicted; three groups; no veto holds."""
     rng = np.random.default_rng(seed)
     labels = ["supported", "contradicted", "unrelated"] * (n // 3)
     features = rng.normal(size=(n, len(FEATURE_NAMES)))
     for row, label in enumerate(labels):
         features[row, 0] += 5.0 if label == "supported" else 0.0
         features[row, 1] += 5.0 if label == "contradicted" else 0.0
+    features[:, list(VETOES)] = 0.0
     groups = [f"g{(row // 3) % 3}" for row in range(n)]
     return features, labels, groups
 

@@ -22,6 +22,7 @@ import numpy as np
 from kb_eval.judge.features import FEATURE_NAMES
 
 RULE_SUPPORTED = FEATURE_NAMES.index("rule_supported")
+VETOES = tuple(FEATURE_NAMES.index(name) for name in ("quantity_unstated", "bound_opposed"))
 MIN_THRESHOLD = 0.5
 BIAS_GRID = np.round(np.arange(-2.0, 2.01, 0.1), 2)
 _EPSILON = 1e-9
@@ -64,7 +65,7 @@ class LogisticJudge:
         if target not in self.thresholds:
             raise ValueError(f"no support threshold for {target}: choose one of {TARGETS}")
         return decide(
-            self.probabilities(features),
+            support_probability_gated(self.probabilities(features), features),
             features[:, RULE_SUPPORTED] > 0.5,
             self.thresholds[target],
             self.contradiction_bias,
@@ -99,6 +100,15 @@ class LogisticJudge:
             },
             float(data.get("contradiction_bias", 0.0)),  # type: ignore[arg-type]
         )
+
+
+def support_probability_gated(probabilities: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """The probabilities with P(supported) set to 0 where a veto holds: a claim quantity the
+    evidence does not state, or a bound the evidence states the other way round (no threshold
+    can make such a claim supported)."""
+    gated = probabilities.copy()
+    gated[(features[:, list(VETOES)] > 0.5).any(axis=1), 0] = 0.0
+    return gated
 
 
 def decide(
@@ -188,8 +198,9 @@ def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> L
         mean, scale, weights, bias = _fit_weights(features[~held], targets[~held])
         out_of_fold[held] = _softmax(((features[held] - mean) / scale) @ weights + bias)
     rule_supported = features[:, RULE_SUPPORTED] > 0.5
+    gated = support_probability_gated(out_of_fold, features)
     thresholds = {
-        target: _threshold(out_of_fold, targets, rule_supported, target)
+        target: _threshold(gated, targets, rule_supported, target)
         if len(names) > 1
         else (MIN_THRESHOLD, MIN_THRESHOLD)
         for target in TARGETS
