@@ -40,13 +40,13 @@ def test_bound_of_a_value(text: str, side: str) -> None:
 
 def test_a_bound_turned_round_and_an_unstated_value() -> None:
     evidence = ["Date changes are free up to 30 days before the start; later changes cost EUR 80."]
-    opposed, added, unstated = bound_features(
+    opposed, added, unstated, _ = bound_features(
         "Within 30 days of the start you can change dates for free.", evidence
     )
     assert (opposed, added, unstated) == (1.0, 0.0, 0.0)
     assert bound_features("Changes cost EUR 95.", evidence)[2] == 1.0
     same_side = bound_features("Up to 30 days before the start, date changes are free.", evidence)
-    assert same_side == [0.0, 0.0, 0.0]
+    assert same_side == [0.0, 0.0, 0.0, 0.0]
 
 
 def test_a_point_value_inside_a_stated_bound_is_stated() -> None:
@@ -106,7 +106,23 @@ def test_the_worst_claim_clause_decides_coverage() -> None:
 def test_a_veto_makes_supported_impossible() -> None:
     probabilities = np.asarray([[0.99, 0.005, 0.005], [0.99, 0.005, 0.005]])
     features = np.zeros((2, len(FEATURE_NAMES)))
-    features[1, FEATURE_NAMES.index("quantity_unstated")] = 1.0
+    features[1, FEATURE_NAMES.index("bound_clause_opposed")] = 1.0
     gated = support_probability_gated(probabilities, features)
     assert gated[0, 0] == 0.99 and gated[1, 0] == 0.0
     assert LABELS[int(gated[1].argmax())] != "supported"
+
+
+def test_the_clause_with_the_same_condition_decides_the_outcome() -> None:
+    evidence = [
+        "Cancellations 21 days or more before the start are refunded in full. Cancellations "
+        "fewer than 21 days before the start are non-refundable."
+    ]
+    wrong = bound_features("Cancellations within 21 days of the start are refunded.", evidence)
+    right = bound_features(
+        "Cancellations within 21 days of the start are non-refundable.", evidence
+    )
+    assert wrong[3] == 1.0
+    assert right[3] == 0.0
+    assert (
+        bound_features("Cancellations 30 days before the start are refunded.", evidence)[3] == 0.0
+    )

@@ -112,7 +112,7 @@ def test_fit_is_deterministic_and_its_threshold_limits_false_support() -> None:
     features, labels, groups = _synthetic(7)
     first, second = fit(features, labels, groups), fit(features, labels, groups)
     assert first.to_json() == second.to_json()
-    assert all(0.5 <= line <= 1.0 + 1e-6 for line in first.support_threshold)
+    assert 0.5 <= first.support_threshold <= 1.0 + 1e-6
     assert set(first.thresholds) == {0.01, 0.03, 0.05}
     with pytest.raises(ValueError, match="no support threshold"):
         first.decide(features, 0.2)

@@ -12,10 +12,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from kb_eval.judge.claims import split_sentences
+from kb_eval.judge.modality import OPPOSED, classes
 from kb_eval.judge.quantities import Quantity, extract_quantities, normalise_text
 
 UPPER, LOWER = "upper", "lower"
-BOUND_FEATURES: tuple[str, ...] = ("bound_opposed", "bound_added", "quantity_unstated")
+BOUND_FEATURES: tuple[str, ...] = (
+    "bound_opposed",
+    "bound_added",
+    "quantity_unstated",
+    "bound_clause_opposed",
+)
 _KINDS = frozenset({"duration_h", "duration_month", "business_day", "night", "count"})
 _CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(rf"(?:{pattern})\s*$"), side)
@@ -103,4 +110,38 @@ def bound_features(claim: str, evidence: Sequence[str]) -> list[float]:
             opposed = True
         elif same and not sides:
             added = True
-    return [float(opposed), float(added), float(unstated)]
+    return [float(opposed), float(added), float(unstated), _bound_clause_opposed(claim, evidence)]
+
+
+def _says_otherwise(claim: str, clause: str) -> bool:
+    """The claim in one class of an opposed pair and the clause in the other only (negation
+    parity is not used: a bound often absorbs the negation, "must not fly within 18 hours")."""
+    mine, theirs = classes(claim), classes(clause)
+    return any(
+        (mine[a] and not mine[b] and theirs[b] and not theirs[a])
+        or (mine[b] and not mine[a] and theirs[a] and not theirs[b])
+        for a, b in OPPOSED
+    )
+
+
+def _bound_clause_opposed(claim: str, evidence: Sequence[str]) -> float:
+    """A claim clause and the evidence clause that states its bounded value with the same bound
+    (the same condition: "within 30 days" and "fewer than 30 days") say different things about
+    it: another outcome for that condition, even when the claim's words align better with a
+    neighbouring clause."""
+    from kb_eval.judge.alignment import evidence_clauses
+    from kb_eval.judge.claim_judge import claim_clauses
+
+    sentences = [s for text in evidence for s in split_sentences(text)]
+    theirs = [(clause, bounded(clause)) for clause in evidence_clauses(sentences)]
+    for part in claim_clauses(claim):
+        mine = [(q, side) for q, side in bounded(part) if side]
+        for clause, found in theirs:
+            same = any(
+                side == other_side and q.matches(other)
+                for q, side in mine
+                for other, other_side in found
+            )
+            if same and _says_otherwise(part, clause):
+                return 1.0
+    return 0.0

@@ -103,7 +103,7 @@ def _held_out(
         chosen, why = _decisions(model, features[held])
         reasons += why
         per_group[name] = report(subset, chosen, why) | {
-            "support_threshold": [round(v, 4) for v in model.support_threshold]
+            "support_threshold": round(model.support_threshold, 4)
         }
         for target in TARGETS:
             decided.setdefault(f"max_false_support_{target:g}", []).extend(

@@ -28,10 +28,10 @@ CLASSES = {
     r"|book)\b|\b(?:by us|at our (?:discretion|cost|expense)|our choice)\b",
     "guest": r"\b(?:you|guests?|travell?ers?|participants?)\s+(?:\w+\s+)?(?:decide|choose|pay"
     r"|cover|arrange|bring|book)\b|\b(?:your (?:choice|cost|expense)|choice of|own)\b",
-    "refund": r"(?<!non-)(?<!no )(?<!not )\b(?:refund(?:ed|s)?|money back|reimburs\w*|repaid"
+    "refund": r"(?<!non-)(?<!no )(?<!not )\b(?:refund(?:ed|s|able)?|money back|reimburs\w*|repaid"
     r"|get (?:\w+ ){0,3}back)\b",
     "forfeit": r"\b(?:non-refundable|no refund|not (?:be )?refund(?:ed|able)|forfeit\w*|lose|loss of"
-    r"|kept|keep|retain\w*|charged (?:at|in) (?:full|100%)|cancellation (?:fee|charge)s?)\b",
+    r"|kept|keep|retain\w*|cancellation (?:fee|charge)s?)\b|\bcharged (?:at |in )?(?:full\b|100 ?%)",
 }
 _COMPILED = {name: re.compile(pattern) for name, pattern in CLASSES.items()}
 OPPOSED = (
