@@ -39,7 +39,6 @@ _REASONS = (
     ("low_overlap", "low overlap"),
     ("not_stated", "not stated"),
 )
-_WORD = re.compile(r"[a-z][a-z']+")
 
 
 def _coverage(claim_terms: frozenset[str], terms: frozenset[str]) -> float:
