@@ -1,4 +1,4 @@
-"""Clause/token alignment features, class-specific support thresholds, the rule judge's negated
+"""Clause/token alignment features, the support threshold, the rule judge's negated
 predicate, and data/judge-style pairs held out in `--cv operator`.
 
 Every example is written fresh for these tests (none is taken from a labelled pair file)."""
@@ -95,21 +95,18 @@ def test_rule_judge_sees_a_negated_predicate_that_is_not_a_content_word() -> Non
     assert judge_claim("Evening boat trips are available.", evidence).label == "supported"
 
 
-def test_class_specific_thresholds_keep_false_support_within_the_target() -> None:
-    # rule says supported (first six rows): supported pairs at 0.6-0.9, one unsupported at 0.55;
-    # rule says otherwise: supported pairs at 0.95+, unsupported up to 0.9.
-    p_supported = np.asarray([0.9, 0.8, 0.7, 0.6, 0.55, 0.3, 0.99, 0.97, 0.9, 0.85, 0.4, 0.2])
-    targets = np.asarray([0, 0, 0, 0, 1, 2, 0, 0, 1, 2, 1, 2])
-    rule = np.asarray([True] * 6 + [False] * 6)
-    probabilities = np.stack([p_supported, 1 - p_supported, np.zeros(12)], axis=1)
-    first, second = _threshold(probabilities, targets, rule, 0.0)
-    assert 0.55 < first <= 0.6
-    assert 0.9 < second <= 0.97
-    labels = decide(probabilities, rule, (first, second))
-    assert labels.count("supported") == 6
+def test_the_support_threshold_keeps_false_support_within_the_target() -> None:
+    p_supported = np.asarray([0.99, 0.97, 0.9, 0.8, 0.95, 0.85, 0.6, 0.3])
+    targets = np.asarray([0, 0, 0, 0, 1, 2, 1, 2])
+    probabilities = np.stack([p_supported, 1 - p_supported, np.zeros(8)], axis=1)
+    line = _threshold(probabilities, targets, 0.0)
+    assert 0.95 < line <= 0.97
+    labels = decide(probabilities, line)
+    assert labels.count("supported") == 2
     assert all(label != "supported" for label, t in zip(labels, targets, strict=True) if t)
-    loose = _threshold(probabilities, targets, rule, 0.2)
-    assert loose[0] <= first and loose[1] <= second
+    loose = _threshold(probabilities, targets, 0.25)
+    assert 0.85 < loose <= 0.9
+    assert _threshold(probabilities[:4], targets[:4], 0.0) == 0.5
 
 
 def test_pairs_without_an_operator_are_held_out_by_their_split(encoder: TextEncoder) -> None:
@@ -160,9 +157,9 @@ def test_contradiction_bias_moves_the_line_between_contradicted_and_unrelated() 
     targets = np.asarray([1, 1, 2, 2, 0])
     bias = _contradiction_bias(probabilities, targets)
     assert 0.2 <= bias < 1.3
-    labels = decide(probabilities[:4], np.zeros(4, dtype=bool), (0.99, 0.99), bias)
+    labels = decide(probabilities[:4], 0.99, bias)
     assert labels == ["contradicted", "contradicted", "unrelated", "unrelated"]
-    assert decide(probabilities[:2], np.zeros(2, dtype=bool), (0.99, 0.99)) == ["unrelated"] * 2
+    assert decide(probabilities[:2], 0.99) == ["unrelated"] * 2
     balanced = np.asarray([[0.0, 0.7, 0.3], [0.0, 0.3, 0.7]])
     assert _contradiction_bias(balanced, np.asarray([1, 2])) == 0.0
 

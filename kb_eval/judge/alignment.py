@@ -68,7 +68,8 @@ def _best(claim: str, texts: Sequence[str], encoder: TextEncoder) -> tuple[int, 
     return index, float(cosines[index])
 
 
-def _words(text: str) -> list[str]:
+def content_words(text: str) -> list[str]:
+    """Content words (not stemmed, sorted) for the embedding-based word alignment."""
     words = (w.strip("'") for w in _WORD.findall(normalise_text(text).lower()))
     return sorted({w for w in words if len(w) > 2 and w not in STOPWORDS})
 
@@ -106,6 +107,13 @@ def _quantity_differs(claim: str, sentence: str) -> float:
     return float(any(q.kind in kinds and not any(q.matches(o) for o in theirs) for q in mine))
 
 
+def best_clause(claim: str, sentences: Sequence[str], encoder: TextEncoder) -> tuple[str, float]:
+    """The evidence clause aligned with the claim and its cosine."""
+    clauses = evidence_clauses(sentences)
+    index, cosine = _best(claim, clauses, encoder)
+    return clauses[index], cosine
+
+
 def alignment_features(
     claim: str,
     sentences: Sequence[str],
@@ -113,9 +121,7 @@ def alignment_features(
     encoder: TextEncoder,
 ) -> list[float]:
     """The ALIGNMENT_FEATURES of a claim against the evidence sentences and its aligned one."""
-    clauses = evidence_clauses(sentences)
-    index, cosine = _best(claim, clauses, encoder)
-    clause = clauses[index]
+    clause, cosine = best_clause(claim, sentences, encoder)
     claim_negations = clause_unit(normalise_text(claim)).negations % 2
     clause_negations = clause_unit(normalise_text(clause)).negations % 2
     mine, theirs = classes(claim), classes(clause)
@@ -135,9 +141,9 @@ def alignment_features(
         min(strong, 2) / 2,
         min(len(unstated) - strong, 3) / 3,
         *_token_alignment(
-            _words(claim),
-            _words(aligned_sentence),
-            _words(" ".join(sentences)),
+            content_words(claim),
+            content_words(aligned_sentence),
+            content_words(" ".join(sentences)),
             encoder,
         ),
         _quantity_differs(claim, aligned_sentence),

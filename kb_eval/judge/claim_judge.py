@@ -184,6 +184,12 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
     return Verdict("supported", f"stated ({len(shared)}/{len(terms)} terms)")
 
 
+def claim_clauses(claim: str) -> list[str]:
+    """The claim's clauses (normalised text), as the rule judge checks them one by one."""
+    normalised = normalise_text(claim).strip().rstrip(".!")
+    return [c for c in _CLAIM_CLAUSE.split(normalised) if c and c.strip()]
+
+
 def judge_claim(claim: str, evidence_texts: Sequence[str]) -> Verdict:
     """Label one claim against evidence texts (see the module docstring for the rules)."""
     if _plain_sentence(claim) in {
@@ -193,9 +199,7 @@ def judge_claim(claim: str, evidence_texts: Sequence[str]) -> Verdict:
     units = evidence_units(evidence_texts)
     if not units:
         return Verdict("unrelated", "no evidence")
-    normalised = normalise_text(claim).strip().rstrip(".!")
-    clauses = [c for c in _CLAIM_CLAUSE.split(normalised) if c and c.strip()]
-    verdicts = [_judge_clause(clause_unit(clause), units) for clause in clauses]
+    verdicts = [_judge_clause(clause_unit(clause), units) for clause in claim_clauses(claim)]
     for label in ("contradicted", "unrelated"):
         for verdict in verdicts:
             if verdict.label == label:

@@ -18,6 +18,7 @@ from kb_eval.judge.learned import (
     LogisticJudge,
     fit,
     load_model,
+    support_probability_gated,
 )
 from kb_eval.judge.scoring import LABELS, report
 
@@ -102,13 +103,15 @@ def _held_out(
         chosen, why = _decisions(model, features[held])
         reasons += why
         per_group[name] = report(subset, chosen, why) | {
-            "support_threshold": [round(v, 4) for v in model.support_threshold]
+            "support_threshold": round(model.support_threshold, 4)
         }
         for target in TARGETS:
             decided.setdefault(f"max_false_support_{target:g}", []).extend(
                 model.decide(features[held], target)
             )
-        argmax = model.probabilities(features[held]).argmax(axis=1)
+        argmax = support_probability_gated(
+            model.probabilities(features[held]), features[held]
+        ).argmax(axis=1)
         decided.setdefault("argmax", []).extend(LABELS[int(i)] for i in argmax)
     points = {name: report(held_pairs, chosen, reasons) for name, chosen in decided.items()}
     for point in points.values():

@@ -13,10 +13,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kb_eval.judge.alignment import ALIGNMENT_FEATURES, alignment_features, evidence_clauses
+from kb_eval.judge.alignment import (
+    ALIGNMENT_FEATURES,
+    alignment_features,
+    best_clause,
+    content_words,
+    evidence_clauses,
+)
+from kb_eval.judge.bounds import BOUND_FEATURES, bound_features
 from kb_eval.judge.claim_judge import judge_claim
-from kb_eval.judge.claims import STOPWORDS, split_sentences
+from kb_eval.judge.claims import split_sentences
 from kb_eval.judge.clauses import clause_unit, terms_of
+from kb_eval.judge.coverage import COVERAGE_FEATURES, coverage_features
 from kb_eval.judge.encoder import TextEncoder
 from kb_eval.judge.modality import OPPOSED as _OPPOSED
 from kb_eval.judge.modality import classes as _classes
@@ -31,13 +39,6 @@ _REASONS = (
     ("low_overlap", "low overlap"),
     ("not_stated", "not stated"),
 )
-_WORD = re.compile(r"[a-z][a-z']+")
-
-
-def _words(text: str) -> list[str]:
-    """Content words (not stemmed) for the soft, embedding-based coverage."""
-    words = (w.strip("'") for w in _WORD.findall(normalise_text(text).lower()))
-    return sorted({w for w in words if len(w) > 2 and w not in STOPWORDS})
 
 
 def _coverage(claim_terms: frozenset[str], terms: frozenset[str]) -> float:
@@ -70,6 +71,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     *(f"opposed_{a}_{b}" for a, b in _OPPOSED),
     *(f"shared_{a}" for a, _ in _OPPOSED),
     *ALIGNMENT_FEATURES,
+    *BOUND_FEATURES,
+    *COVERAGE_FEATURES,
 )
 
 
@@ -103,7 +106,7 @@ def _soft_coverage(claim: str, evidence: str, encoder: TextEncoder) -> list[floa
     """Word alignment by embedding: the mean and minimum over claim words of the best cosine to
     an evidence word, then the claim words absent from the evidence split into paraphrases
     (best cosine >= 0.7), substitutes (0.4-0.7: another thing in the same slot) and novel words."""
-    claim_words, evidence_words = _words(claim), _words(evidence)
+    claim_words, evidence_words = content_words(claim), content_words(evidence)
     if not claim_words or not evidence_words:
         return [0.0, 0.0, 0.0, 0.0, 0.0]
     left, right = encoder.encode(claim_words), encoder.encode(evidence_words)
@@ -212,6 +215,8 @@ def pair_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> 
         *opposed,
         *shared,
         *alignment_features(claim, sentences, aligned.sentence, encoder),
+        *bound_features(claim, evidence),
+        *coverage_features(claim, evidence, best_clause(claim, sentences, encoder)[0], encoder),
     ]
     return np.asarray(values, dtype=np.float64)
 
@@ -222,6 +227,13 @@ def prefetch_pairs(pairs: Sequence[tuple[str, Sequence[str]]], encoder: TextEnco
     for claim, evidence in pairs:
         joined = " ".join(evidence)
         sentences = [s for text in evidence for s in split_sentences(text)]
-        texts += [claim, joined, negated(claim), *sentences, *_words(claim), *_words(joined)]
+        texts += [
+            claim,
+            joined,
+            negated(claim),
+            *sentences,
+            *content_words(claim),
+            *content_words(joined),
+        ]
         texts += evidence_clauses(sentences)
     encoder.prefetch(texts)

@@ -1,13 +1,17 @@
 """A small multinomial logistic model over the pair features (deterministic).
 
-The model gives P(supported), P(contradicted), P(unrelated). "supported" is answered only when
+The model is fitted over four classes, a changed number apart from other contradictions (the
+numbers' features then do not stand for "contradicted" as a whole), and gives P(supported),
+P(contradicted) (with a changed number), P(unrelated). A veto (a claim quantity the evidence
+does not state, a bound stated the other way round, an opposed modality class in the aligned
+clause) sets P(supported) to 0. "supported" is answered only when
 its probability reaches a support threshold, chosen on out-of-fold probabilities of the
 training groups so that at most a target share of the unsupported pairs would pass (one pair of
 thresholds per target in TARGETS; MAX_FALSE_SUPPORT is the default); otherwise the likelier of
 contradicted / unrelated, compared with a fitted log-odds bias (the out-of-fold choice that
-labels the most unsupported training pairs right). The thresholds are class-specific: one for
-the pairs the rule judge calls supported and one for the rest, chosen together so that the most
-training pairs are judged supported within the target.
+labels the most unsupported training pairs right). One threshold per target for every pair
+(session 6 had one for the pairs the rule judge calls supported and one for the rest; chosen on
+two or three out-of-fold pairs each, the pair of lines let more false support through held out).
 """
 
 from __future__ import annotations
@@ -21,13 +25,17 @@ import numpy as np
 
 from kb_eval.judge.features import FEATURE_NAMES
 
-RULE_SUPPORTED = FEATURE_NAMES.index("rule_supported")
+VETOES = tuple(
+    FEATURE_NAMES.index(name)
+    for name in ("quantity_unstated", "bound_opposed", "bound_clause_opposed", "clause_opposed")
+)
 MIN_THRESHOLD = 0.5
 BIAS_GRID = np.round(np.arange(-2.0, 2.01, 0.1), 2)
 _EPSILON = 1e-9
-Thresholds = tuple[float, float]
 
 LABELS = ("supported", "contradicted", "unrelated")
+CLASSES = (*LABELS, "number_changed")
+_ABSENT_BIAS = -50.0
 REGULARISATION_C = 1.0
 MAX_FALSE_SUPPORT = 0.01
 TARGETS = (0.01, 0.03, 0.05)
@@ -39,24 +47,30 @@ def _softmax(scores: np.ndarray) -> np.ndarray:
     return shifted / shifted.sum(axis=1, keepdims=True)
 
 
+def _judged(scores: np.ndarray) -> np.ndarray:
+    """P over LABELS from scores over CLASSES: a changed number is a contradiction."""
+    p = _softmax(scores)
+    return np.column_stack([p[:, 0], p[:, 1] + p[:, 3], p[:, 2]])
+
+
 @dataclass(frozen=True)
 class LogisticJudge:
     """Standardisation, weights (features x labels), bias and, per target share of unsupported
-    pairs judged supported, the support thresholds (rule judge says supported, says otherwise)."""
+    pairs judged supported, the support threshold."""
 
     mean: np.ndarray
     scale: np.ndarray
     weights: np.ndarray
     bias: np.ndarray
-    thresholds: dict[float, Thresholds]
+    thresholds: dict[float, float]
     contradiction_bias: float = 0.0
 
     @property
-    def support_threshold(self) -> Thresholds:
+    def support_threshold(self) -> float:
         return self.thresholds[MAX_FALSE_SUPPORT]
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        return _softmax(((features - self.mean) / self.scale) @ self.weights + self.bias)
+        return _judged(((features - self.mean) / self.scale) @ self.weights + self.bias)
 
     def decide(self, features: np.ndarray, target: float = MAX_FALSE_SUPPORT) -> list[str]:
         """One label per row: supported only above the target's threshold, else the likelier
@@ -64,8 +78,7 @@ class LogisticJudge:
         if target not in self.thresholds:
             raise ValueError(f"no support threshold for {target}: choose one of {TARGETS}")
         return decide(
-            self.probabilities(features),
-            features[:, RULE_SUPPORTED] > 0.5,
+            support_probability_gated(self.probabilities(features), features),
             self.thresholds[target],
             self.contradiction_bias,
         )
@@ -73,45 +86,54 @@ class LogisticJudge:
     def to_json(self) -> dict[str, object]:
         return {
             "features": list(FEATURE_NAMES),
-            "labels": list(LABELS),
+            "labels": list(CLASSES),
             "mean": self.mean.round(6).tolist(),
             "scale": self.scale.round(6).tolist(),
             "weights": self.weights.round(6).tolist(),
             "bias": self.bias.round(6).tolist(),
             "contradiction_bias": round(self.contradiction_bias, 4),
-            "support_thresholds": {
-                f"{k:g}": [round(v, 4) for v in pair] for k, pair in self.thresholds.items()
-            },
+            "support_thresholds": {f"{k:g}": round(v, 4) for k, v in self.thresholds.items()},
         }
 
     @classmethod
     def from_json(cls, data: dict[str, object], source: str = "model") -> LogisticJudge:
         if data.get("features") != list(FEATURE_NAMES):
             raise ValueError(f"{source}: features differ from this code's FEATURE_NAMES; refit")
+        if data.get("labels") != list(CLASSES):
+            raise ValueError(f"{source}: classes differ from this code's CLASSES; refit")
         return cls(
             np.asarray(data["mean"], dtype=np.float64),
             np.asarray(data["scale"], dtype=np.float64),
             np.asarray(data["weights"], dtype=np.float64),
             np.asarray(data["bias"], dtype=np.float64),
             {
-                float(k): (float(v[0]), float(v[1]))
+                float(k): float(v)
                 for k, v in data["support_thresholds"].items()  # type: ignore[attr-defined]
             },
             float(data.get("contradiction_bias", 0.0)),  # type: ignore[arg-type]
         )
 
 
+def support_probability_gated(probabilities: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """The probabilities with P(supported) set to 0 where a veto holds: a claim quantity the
+    evidence does not state, a bound the evidence states the other way round, or a claim in one
+    class of an opposed pair whose aligned clause is in the other (no threshold can make such a
+    claim supported)."""
+    gated = probabilities.copy()
+    gated[(features[:, list(VETOES)] > 0.5).any(axis=1), 0] = 0.0
+    return gated
+
+
 def decide(
     probabilities: np.ndarray,
-    rule_supported: np.ndarray,
-    thresholds: Thresholds,
+    threshold: float,
     contradiction_bias: float = 0.0,
 ) -> list[str]:
-    """Supported when P(supported) reaches the threshold of the pair's rule verdict group; else
-    contradicted when log P(contradicted) + bias >= log P(unrelated), otherwise unrelated."""
+    """Supported when P(supported) reaches the threshold; else contradicted when
+    log P(contradicted) + bias >= log P(unrelated), otherwise unrelated."""
     labels = []
-    for row, rule in zip(probabilities, rule_supported, strict=True):
-        if row[0] >= thresholds[0 if rule else 1]:
+    for row in probabilities:
+        if row[0] >= threshold:
             labels.append("supported")
         else:
             contradicted = np.log(row[1] + _EPSILON) + contradiction_bias
@@ -122,7 +144,8 @@ def decide(
 def _fit_weights(
     features: np.ndarray, targets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """scikit-learn's L2 logistic regression (lbfgs, deterministic) on standardised features."""
+    """scikit-learn's L2 logistic regression (lbfgs, deterministic) on standardised features,
+    over CLASSES (a class absent from the rows gets no weight and a very low bias)."""
     from sklearn.linear_model import LogisticRegression
 
     mean = features.mean(axis=0)
@@ -130,40 +153,26 @@ def _fit_weights(
     scale[scale < 1e-9] = 1.0
     model = LogisticRegression(C=REGULARISATION_C, max_iter=5000)
     model.fit((features - mean) / scale, targets)
-    if list(model.classes_) != list(range(len(LABELS))):
+    present = [int(c) for c in model.classes_]
+    if not set(range(len(LABELS))) <= set(present):
         raise ValueError(
             "training pairs must hold every label (supported, contradicted, unrelated)"
         )
-    return mean, scale, model.coef_.T.copy(), model.intercept_.copy()
+    weights = np.zeros((features.shape[1], len(CLASSES)))
+    bias = np.full(len(CLASSES), _ABSENT_BIAS)
+    weights[:, present] = model.coef_.T
+    bias[present] = model.intercept_
+    return mean, scale, weights, bias
 
 
-def _threshold(
-    probabilities: np.ndarray,
-    targets: np.ndarray,
-    rule_supported: np.ndarray,
-    max_false_support: float,
-) -> Thresholds:
-    """The pair of P(supported) lines (rule says supported, says otherwise) that lets the most
-    supported pairs pass while at most max_false_support of the unsupported pairs do."""
-    p = probabilities[:, 0]
-    unsupported = targets != 0
-    allowed = int(np.floor(max_false_support * unsupported.sum()))
-    never = 1.0 + 1e-6
-    candidates = sorted({round(float(v), 6) for v in p[rule_supported]} | {never})
-    best: tuple[int, Thresholds] | None = None
-    for first in (max(MIN_THRESHOLD, c) for c in candidates):
-        passed = p >= first
-        spent = int((passed & rule_supported & unsupported).sum())
-        if spent > allowed:
-            continue
-        rest = np.sort(p[~rule_supported & unsupported])[::-1]
-        left = allowed - spent
-        second = max(MIN_THRESHOLD, float(rest[left]) + 1e-6) if len(rest) > left else MIN_THRESHOLD
-        gained = int((passed & rule_supported & ~unsupported).sum())
-        gained += int(((p >= second) & ~rule_supported & ~unsupported).sum())
-        if best is None or gained > best[0]:
-            best = (gained, (first, second))
-    return best[1] if best else (never, never)
+def _threshold(probabilities: np.ndarray, targets: np.ndarray, max_false_support: float) -> float:
+    """The lowest P(supported) line that at most max_false_support of the unsupported pairs
+    reach (never under MIN_THRESHOLD)."""
+    unsupported = np.sort(probabilities[targets != 0, 0])[::-1]
+    allowed = int(np.floor(max_false_support * len(unsupported)))
+    if len(unsupported) <= allowed:
+        return MIN_THRESHOLD
+    return max(MIN_THRESHOLD, round(float(unsupported[allowed]), 6) + 1e-6)
 
 
 def _contradiction_bias(probabilities: np.ndarray, targets: np.ndarray) -> float:
@@ -178,6 +187,7 @@ def _contradiction_bias(probabilities: np.ndarray, targets: np.ndarray) -> float
 
 def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> LogisticJudge:
     """Fit on labelled rows; the thresholds come from leave-one-group-out probabilities."""
+    classes = np.asarray([CLASSES.index(label) for label in labels])
     targets = np.asarray([LABELS.index(_judge_label(label)) for label in labels])
     names = sorted(set(groups))
     out_of_fold = np.zeros((len(targets), len(LABELS)))
@@ -185,16 +195,14 @@ def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> L
         held = np.asarray([g == name for g in groups])
         if held.all():
             break
-        mean, scale, weights, bias = _fit_weights(features[~held], targets[~held])
-        out_of_fold[held] = _softmax(((features[held] - mean) / scale) @ weights + bias)
-    rule_supported = features[:, RULE_SUPPORTED] > 0.5
+        mean, scale, weights, bias = _fit_weights(features[~held], classes[~held])
+        out_of_fold[held] = _judged(((features[held] - mean) / scale) @ weights + bias)
+    gated = support_probability_gated(out_of_fold, features)
     thresholds = {
-        target: _threshold(out_of_fold, targets, rule_supported, target)
-        if len(names) > 1
-        else (MIN_THRESHOLD, MIN_THRESHOLD)
+        target: _threshold(gated, targets, target) if len(names) > 1 else MIN_THRESHOLD
         for target in TARGETS
     }
-    mean, scale, weights, bias = _fit_weights(features, targets)
+    mean, scale, weights, bias = _fit_weights(features, classes)
     contradiction_bias = _contradiction_bias(out_of_fold, targets) if len(names) > 1 else 0.0
     return LogisticJudge(mean, scale, weights, bias, thresholds, contradiction_bias)
 

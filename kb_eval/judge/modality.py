@@ -1,5 +1,5 @@
 """Closed classes of policy modality (permitted / forbidden, required / advised, included /
-charged, universal / limited, operator / guest decides or pays), as regular expressions over
+charged, universal / limited, operator / guest decides or pays, refunded / forfeited), as regular expressions over
 normalised text. They are small closed classes of English policy language, not words of a pair."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ CLASSES = {
     "included": r"\b(?:included|including|includes|free|free of charge|no (?:extra )?(?:charge|cost"
     r"|fee|supplement)|at no (?:extra )?cost|complimentary|covered)\b",
     "charged": r"\b(?:extra|supplement|surcharge|fee|fees|charged?|at cost|additional cost"
-    r"|pay (?:for|extra)|costs?)\b",
+    r"|pay (?:for|extra)|costs?)\b|(?:[$€£]|\b(?:usd|eur|gbp|chf|nok|sek|dkk)\b) ?\d",
     "universal": r"\b(?:all|every|everyone|everything|always|any|anywhere|anytime|whenever"
     r"|unlimited|as many|as often|whatever)\b",
     "limited": r"\b(?:only|one|once|most|some|except|unless|apart from|other than|limited"
@@ -28,6 +28,10 @@ CLASSES = {
     r"|book)\b|\b(?:by us|at our (?:discretion|cost|expense)|our choice)\b",
     "guest": r"\b(?:you|guests?|travell?ers?|participants?)\s+(?:\w+\s+)?(?:decide|choose|pay"
     r"|cover|arrange|bring|book)\b|\b(?:your (?:choice|cost|expense)|choice of|own)\b",
+    "refund": r"(?<!non-)(?<!no )(?<!not )\b(?:refund(?:ed|s|able)?|money back|reimburs\w*|repaid"
+    r"|get (?:\w+ ){0,3}back)\b",
+    "forfeit": r"\b(?:non-refundable|no refund|not (?:be )?refund(?:ed|able)|forfeit\w*|lose|loss of"
+    r"|kept|keep|retain\w*|cancellation (?:fee|charge)s?)\b|\bcharged (?:at |in )?(?:full\b|100 ?%)",
 }
 _COMPILED = {name: re.compile(pattern) for name, pattern in CLASSES.items()}
 OPPOSED = (
@@ -36,14 +40,23 @@ OPPOSED = (
     ("included", "charged"),
     ("universal", "limited"),
     ("operator", "guest"),
+    ("refund", "forfeit"),
 )
 
 
 _LIMIT = re.compile(r"\b(?:(?:never|not|no) (?:more|longer|later) than|at (?:the )?most)\b")
 
 
+_NO_CHARGE = re.compile(
+    r"\b(?:free of charge|(?:at |with )?no (?:extra |additional )?(?:charge|cost|fee|supplement)s?"
+    r"|without (?:any )?(?:extra |additional )?(?:charge|cost|fee)s?)\b"
+)
+
+
 def classes(text: str) -> dict[str, bool]:
     """Which classes the text's normalised wording falls in ("no more than" is a limit, not a
-    prohibition)."""
+    prohibition; "free of charge" is included, not charged)."""
     lowered = _LIMIT.sub("maximum", normalise_text(text).lower())
-    return {name: bool(pattern.search(lowered)) for name, pattern in _COMPILED.items()}
+    found = {name: bool(pattern.search(lowered)) for name, pattern in _COMPILED.items()}
+    found["charged"] = bool(_COMPILED["charged"].search(_NO_CHARGE.sub(" included ", lowered)))
+    return found

@@ -100,9 +100,26 @@ _FRACTIONS: tuple[tuple[str, str], ...] = (
     (r"\b(?:a|one)?\s*half of\b", "50% of"),
     (r"\b(?:a|one) (?:quarter|fourth) of\b", "25% of"),
     (r"\b(?:a|one) third of\b", "33.3% of"),
+    (r"\bthree(?:[ -]| of a )quarters? of\b", "75% of"),
+    (r"\bhalf an hour\b", "30 minutes"),
+    (r"\b(?:a|one) quarter of an hour\b", "15 minutes"),
+    (r"\b(?:an|one) hour and a half\b", "90 minutes"),
     (r"\b(?:a|one) single (?=(?:minute|hour|day|week|month|year|night)s?\b)", "1 "),
     (r"\bbetween (\d+(?:\.\d+)?) and (\d+(?:\.\d+)?)\b", r"\1 to \2"),
     (r"\b(?:a|one) dozen\b", "12"),
+)
+_SPOKEN: tuple[tuple[str, str], ...] = (
+    (r"\bhalf past (\d{1,2})\b", r"\1:30"),
+    (r"\b(?:a )?quarter past (\d{1,2})\b", r"\1:15"),
+    (r"\b(\d{1,2}) o'clock\b", r"\1:00"),
+    (r"\b(\d{1,2})(?::(\d\d))? in the morning\b", r"\1:\2 am"),
+    (r"\b(\d{1,2})(?::(\d\d))? in the (?:afternoon|evening)\b", r"\1:\2 pm"),
+    (r":(?= [ap]m\b)", ""),
+    (
+        r"\b((?:at|by|from|until|till)\s+)(\d{1,2})(?=\s*(?:$|[,;.)](?!\d)|and\b|or\b|sharp\b|on\b))",
+        r"\1\2:00",
+    ),
+    (r"\b(\d+) (euros?|dollars?|pounds?|francs?) (\d\d)\b", r"\1.\3 \2"),
 )
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -154,6 +171,8 @@ def normalise_text(text: str) -> str:
     words = "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
     text = re.sub(rf"\b({words})\b(?!\s+of\b|-way)", lambda m: str(_WORD_NUMBERS[m.group(1)]), text)
     text = re.sub(r"\b(\d+)[ -](\d)\b", _tens_and_units, text)
+    for pattern, replacement in _SPOKEN:
+        text = re.sub(pattern, replacement, text)
     return re.sub(
         r"\b(\d+(?:\.\d+)?) (hundred|thousand|million)\b",
         lambda m: f"{float(m.group(1)) * _SCALES[m.group(2)]:g}",

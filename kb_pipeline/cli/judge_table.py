@@ -35,16 +35,12 @@ def print_cv(result: dict) -> None:
 
 
 def _print_folds(per_group: dict, pooled: dict, points: dict) -> None:
-    typer.echo(
-        "| held out | pairs | accuracy | unsupported judged supported "
-        "| thresholds (rule supported / other) |"
-    )
+    typer.echo("| held out | pairs | accuracy | unsupported judged supported | support threshold |")
     typer.echo("| --- | --- | --- | --- | --- |")
     for name, report in per_group.items():
-        first, second = report["support_threshold"]
         typer.echo(
             f"| {name} | {report['n']} | {report['overall']:.3f} | "
-            f"{report['unsupported_judged_supported']} | {first:.3f} / {second:.3f} |"
+            f"{report['unsupported_judged_supported']} | {report['support_threshold']:.3f} |"
         )
     print_report("pooled over the held-out folds", pooled)
     typer.echo("operating points (same folds; support threshold fitted for each target)")
