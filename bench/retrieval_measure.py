@@ -67,13 +67,13 @@ def snapshot_key(kb: Any) -> Any:
     return SnapshotKey(MEASURED, v.parser_version, v.chunker_version, v.embedding_model_id)
 
 
-def scope_for(conn: Any, kb: Any, legs: Any) -> Any:
-    """The Scope the retriever builds for the measured tenant (eligible versions as of AS_OF)."""
-    base = {"tenant_id": MEASURED, **asdict(kb.versions), "as_of": AS_OF}
+def scope_for(conn: Any, kb: Any, legs: Any, tenant: str = MEASURED) -> Any:
+    """The Scope the retriever builds for a tenant (eligible versions as of AS_OF)."""
+    base = {"tenant_id": tenant, **asdict(kb.versions), "as_of": AS_OF}
     versions = legs.load_versions(conn, base, audit=False)
     v = kb.versions
     return legs.Scope(
-        MEASURED, v.parser_version, v.chunker_version, v.embedding_model_id, versions, True
+        tenant, v.parser_version, v.chunker_version, v.embedding_model_id, versions, True
     )
 
 

@@ -212,7 +212,8 @@ def plan_documents(
             chunks = template.chunks[:room]
             doc_rows.append(
                 (filler.tenant_id, version, f"{template.doc_id}-{suffix}", supersedes,
-                 template.tenant_id, template.doc_version_id, len(chunks))
+                 template.tenant_id, template.doc_version_id, len(chunks),
+                 sum(len(windows) for _pk, _cid, windows in chunks))
             )  # fmt: skip
             filler.versions += 1
             for template_pk, chunk_id, windows in chunks:
@@ -260,7 +261,8 @@ def grow(
     ).fetchone()[0]
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS map_versions (tenant_id text, doc_version_id text, "
-        "doc_id text, supersedes text, t_tenant text, t_version text, n_chunks int)"
+        "doc_id text, supersedes text, t_tenant text, t_version text, n_chunks int, "
+        "n_windows int)"
     )
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS map_chunks (id bigint, tenant_id text, "
@@ -303,7 +305,7 @@ INSERT_BUILDS = """
 INSERT INTO doc_builds (tenant_id, doc_version_id, parser_version, chunker_version,
     embedding_model_id, state, chunk_count, window_count, embedded_count, indexed_at)
 SELECT m.tenant_id, m.doc_version_id, %(parser_version)s, %(chunker_version)s,
-    %(embedding_model_id)s, 'indexed', m.n_chunks, 0, 0, now()
+    %(embedding_model_id)s, 'indexed', m.n_chunks, m.n_windows, 0, now()
 FROM map_versions m
 """
 INSERT_CHUNKS = """

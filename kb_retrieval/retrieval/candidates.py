@@ -15,6 +15,7 @@ from kb_retrieval.models import Category
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.vector_index import index_name
 
 
 @dataclass(frozen=True)
@@ -115,13 +116,16 @@ def load_versions(conn: Any, params: dict[str, Any], *, audit: bool) -> dict[str
 def _vector_statement(
     conn: Any, scope: Scope, vectors: np.ndarray, config: RetrievalConfig
 ) -> tuple[str, dict[str, Any]]:
-    """Exact scan while the eligible versions hold at most `exact_scan_max_vectors` windows, else HNSW."""
+    """Exact scan while the eligible versions hold at most `exact_scan_max_vectors` windows, else
+    an index scan (the tenant's IVFFlat index if it has one, else the global HNSW index)."""
     params = {**scope.params(), "vectors": list(vectors), "k": config.k_vector}
-    size = conn.execute(sql.VECTOR_COUNT, params).fetchone()[0]
-    if size <= config.exact_scan_max_vectors:
+    if conn.execute(sql.VECTOR_COUNT_BUILDS, params).fetchone()[0] <= config.exact_scan_max_vectors:
         return sql.VECTOR_EXACT, params
-    conn.execute(sql.SET_HNSW, (str(config.hnsw_ef_search),))
     params["k_windows"] = config.k_vector * config.hnsw_window_overfetch
+    if conn.execute(sql.INDEX_OPTIONS, (index_name(scope.tenant_id),)).fetchone() is not None:
+        conn.execute(sql.SET_IVFFLAT, (str(sql.IVFFLAT_PROBES),))
+        return sql.VECTOR_TENANT_INDEX, params
+    conn.execute(sql.SET_HNSW, (str(config.hnsw_ef_search),))
     return sql.VECTOR_HNSW, params
 
 
@@ -137,10 +141,17 @@ def _lexical_params(
         **scope.params(),
         "vidx": vidx,
         "terms": terms,
+        "any_term": any_term_query(terms),
         "k": config.k_lexical,
         "k1": config.bm25_k1,
         "b": config.bm25_b,
     }
+
+
+def any_term_query(terms: Sequence[str]) -> str:
+    """The terms OR-ed into one tsquery (each quoted as tsquery input quotes a lexeme)."""
+    quoted = ("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in sorted(set(terms)))
+    return " | ".join(quoted)
 
 
 def vector_leg(
@@ -253,7 +264,8 @@ def candidate_from_row(row: Sequence[Any], version: VersionInfo) -> Candidate:
 
 def term_idf(conn: Any, scope: Scope, terms: Sequence[str]) -> tuple[dict[str, float], float]:
     """BM25 idf of each query term over the eligible chunks, and their mean length."""
-    params = {**scope.params(), "terms": sorted(set(terms))}
+    unique = sorted(set(terms))
+    params = {**scope.params(), "terms": unique, "any_term": any_term_query(unique)}
     n, avgdl = conn.execute(sql.COUNT_SCOPE, params).fetchone()
     idf = {}
     for term, df in conn.execute(sql.TERM_STATS, params):

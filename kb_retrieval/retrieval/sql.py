@@ -29,6 +29,19 @@ ORDER BY v.doc_version_id
 _VECTOR_SCOPE = """v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
   AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)"""
 VECTOR_COUNT = f"SELECT count(*) FROM chunk_vectors v WHERE {_VECTOR_SCOPE}"
+# The PostgreSQL path's choice between the exact scan and an index: the eligible versions'
+# window vectors, from the builds (an indexed build records them in `window_count`, checked by
+# bench/crash_consistency.py): one row per build of the tenant's pipeline, the eligible ones
+# picked by a FILTER, not by the scan's condition. Counting the vector rows took 0.9 s for a
+# 100k-chunk tenant at 1M; the same sum with the 34k-version array as a condition 1-1.9 s under
+# load, mostly planning (selectivity per element of the array).
+VECTOR_COUNT_BUILDS = """
+SELECT coalesce(sum(b.window_count) FILTER (WHERE b.doc_version_id = ANY(%(versions)s)), 0)
+FROM doc_builds b
+WHERE b.tenant_id = %(tenant_id)s AND b.state = 'indexed'
+  AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
+  AND b.embedding_model_id = %(embedding_model_id)s
+"""
 
 # Exact nearest chunks per query variant (best window per chunk): recall 1.0, used while the
 # tenant's vector count is below `exact_scan_max_vectors`.
@@ -47,10 +60,29 @@ CROSS JOIN LATERAL (
 ) r
 """
 
-# HNSW with iterative scan for large tenants: windows are over-fetched, then folded per chunk.
+# An index scan for large tenants, with iterative scans (pgvector >= 0.8) so that the filters
+# (tenant, pipeline, eligible versions) applied after the index still leave k_windows rows:
+# the global HNSW index, or the tenant's own IVFFlat index when it has one (vector_index.py).
+# The tenant's index is on `l2_normalize(embedding)` (the same cosine order) so that only
+# VECTOR_TENANT_INDEX can use it and the planner never swaps one index for the other by cost
+# (with both on `embedding`, ivfflat.probes = 20 already sent it to the global HNSW index).
+# Windows are over-fetched, then folded per chunk.
 FORCE_CUSTOM_PLANS = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
 SET_HNSW = "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)"
-VECTOR_HNSW = """
+SET_IVFFLAT = "SELECT set_config('ivfflat.probes', %s, true), set_config('ivfflat.iterative_scan', 'relaxed_order', true)"
+# Of lists = windows / 1,000: recall 1.000 at a 100k-chunk tenant, 0.986-0.998 with 10.
+IVFFLAT_PROBES = 20
+
+# A tenant's IVFFlat partial index (vector_index.py, owner role); name, lists and tenant are
+# composed with psycopg.sql (DDL takes no parameters).
+CREATE_TENANT_IVFFLAT = """CREATE INDEX IF NOT EXISTS {name} ON chunk_vectors
+    USING ivfflat ((l2_normalize(embedding)::vector(384)) vector_cosine_ops) WITH (lists = {lists})
+    WHERE tenant_id = {tenant}"""
+TENANT_EXISTS = "SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = %(tenant_id)s)"
+TENANT_VECTOR_ROWS = "SELECT count(*) FROM chunk_vectors WHERE tenant_id = %(tenant_id)s"
+# The index's storage options (lists), no row when there is no such index.
+INDEX_OPTIONS = "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)"
+_VECTOR_ANN = """
 SELECT q.vidx, r.chunk_pk, r.sim
 FROM unnest(%(vectors)s::vector[]) WITH ORDINALITY AS q(vec, vidx)
 CROSS JOIN LATERAL (
@@ -61,7 +93,7 @@ CROSS JOIN LATERAL (
         WHERE v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
           AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)
           AND (%(all_windows)s OR v.window_index = 0)
-        ORDER BY v.embedding <=> q.vec
+        ORDER BY {order} <=> q.vec
         LIMIT %(k_windows)s
     ) w
     GROUP BY w.chunk_pk
@@ -69,38 +101,69 @@ CROSS JOIN LATERAL (
     LIMIT %(k)s
 ) r
 """
+VECTOR_HNSW = _VECTOR_ANN.format(order="v.embedding")
+# (An IVFFlat index needs the dimensions: the expression is cast to the column's vector(384).)
+VECTOR_TENANT_INDEX = _VECTOR_ANN.format(order="l2_normalize(v.embedding)::vector(384)")
+
 
 CHUNK_SCOPE = """c.tenant_id = %(tenant_id)s AND c.parser_version = %(parser_version)s
       AND c.chunker_version = %(chunker_version)s AND c.doc_version_id = ANY(%(versions)s)"""
 
-# BM25 (k1, b) over the analyzer's terms: the GIN index on tsv finds the chunks holding a term,
-# term_freqs gives its frequency, df/N/avgdl come from the eligible chunks of the tenant.
-# The statistics CTEs are MATERIALIZED: inlined, the correlated df count ran once per matching
-# (term, chunk) row, quadratic in the tenant's size (bench/retrieval.py: 15 s at 500 chunks).
+# The tenant's chunks holding any query term (`%(any_term)s`: the terms OR-ed into one tsquery),
+# each read once per statement; which query terms a chunk holds is checked on the row. Under
+# row-level security no GIN index can serve this: `@@` (ts_match_vq) and `@>` (arraycontains)
+# are not leakproof, so PostgreSQL evaluates them only after the policy's qual and never as
+# index conditions for kb_app (a GIN index is used by the owner role alone); only leakproof
+# operators such as text `=` reach an index (docs/benchmarks.md, session 7). So the scan is the
+# tenant's rows (btree on tenant_id), once, instead of once per query term as before.
+# Eligibility (pipeline and eligible versions) is a column of the rows found, not a condition of
+# the scan: there the 34k-version array of a 100k-chunk tenant was an index condition of the
+# (tenant, version) btree, 200-400 ms of planning per statement (selectivity per element).
+# Each term's tsquery is parsed once (`t.query`), not once per (chunk, term) pair.
+TENANT_TERM_HITS = """FROM chunks c
+    JOIN (
+        SELECT term, quote_literal(term)::tsquery AS query
+        FROM (SELECT DISTINCT term FROM unnest(%(terms)s::text[]) AS u(term)) d
+    ) t ON c.tsv @@ t.query
+    WHERE c.tenant_id = %(tenant_id)s AND c.tsv @@ %(any_term)s::tsquery"""
+CHUNK_ELIGIBLE = """c.parser_version = %(parser_version)s
+      AND c.chunker_version = %(chunker_version)s AND c.doc_version_id = ANY(%(versions)s)"""
+# N and avgdl of the eligible chunks, from one pass over the tenant's chunks (no version array
+# in the scan's condition, as above).
+SCOPE_STATS = f"""SELECT count(*) FILTER (WHERE {CHUNK_ELIGIBLE})::float8,
+       coalesce(avg(c.term_count) FILTER (WHERE {CHUNK_ELIGIBLE}), 1)::float8
+    FROM chunks c WHERE c.tenant_id = %(tenant_id)s"""
+
+# BM25 (k1, b) over the analyzer's terms: `postings` (eligible chunk, query term, tf from
+# term_freqs) gives both df and the scores; N and avgdl come from the eligible chunks. The CTEs
+# are MATERIALIZED: inlined, the statistics ran once per matching (term, chunk) row
+# (bench/retrieval.py: 15 s at 500 chunks). A chunk's score sums its terms in term order, so
+# equal chunks get bit-equal scores whatever the plan.
 LEXICAL_BM25 = f"""
 WITH q AS (
     SELECT * FROM unnest(%(vidx)s::int[], %(terms)s::text[]) AS q(vidx, term)
-), stats AS MATERIALIZED (
-    SELECT count(*)::float8 AS n, coalesce(avg(c.term_count), 1)::float8 AS avgdl
-    FROM chunks c WHERE {CHUNK_SCOPE}
-), df AS MATERIALIZED (
-    SELECT t.term, (
-        SELECT count(*) FROM chunks c
-        WHERE {CHUNK_SCOPE} AND c.tsv @@ quote_literal(t.term)::tsquery
-    )::float8 AS df
-    FROM (SELECT DISTINCT term FROM q) t
+), stats (n, avgdl) AS MATERIALIZED (
+    {SCOPE_STATS}
+), hits AS MATERIALIZED (
+    SELECT t.term, c.id AS chunk_pk, c.term_count, {CHUNK_ELIGIBLE} AS eligible,
+           CASE WHEN {CHUNK_ELIGIBLE} THEN (c.term_freqs ->> t.term)::float8 END AS tf
+    {TENANT_TERM_HITS}
+), postings AS (
+    SELECT term, chunk_pk, term_count, tf FROM hits WHERE eligible
 ), idf AS MATERIALIZED (
-    SELECT df.term, ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) AS idf FROM df, stats
+    SELECT p.term, ln(1 + (stats.n - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) AS idf
+    FROM postings p CROSS JOIN stats
+    GROUP BY p.term, stats.n
 ), scored AS (
-    SELECT q.vidx, c.id AS chunk_pk,
-           sum(idf.idf * f.tf * (%(k1)s + 1)
-               / (f.tf + %(k1)s * (1 - %(b)s + %(b)s * c.term_count / stats.avgdl))) AS score
+    SELECT q.vidx, p.chunk_pk,
+           sum(idf.idf * p.tf * (%(k1)s + 1)
+               / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.term_count / stats.avgdl))
+               ORDER BY q.term) AS score
     FROM q
     JOIN idf ON idf.term = q.term
+    JOIN postings p ON p.term = q.term
     CROSS JOIN stats
-    JOIN chunks c ON {CHUNK_SCOPE} AND c.tsv @@ quote_literal(q.term)::tsquery
-    CROSS JOIN LATERAL (SELECT (c.term_freqs ->> q.term)::float8 AS tf) f
-    GROUP BY q.vidx, c.id
+    GROUP BY q.vidx, p.chunk_pk
 )
 SELECT vidx, chunk_pk, score FROM (
     SELECT scored.*, row_number() OVER (PARTITION BY vidx ORDER BY score DESC, chunk_pk) AS rn
@@ -110,12 +173,16 @@ SELECT vidx, chunk_pk, score FROM (
 
 # Statistics for absolute lexical features of the candidates: N and df of the query terms.
 TERM_STATS = f"""
-SELECT t.term, (
-    SELECT count(*) FROM chunks c WHERE {CHUNK_SCOPE} AND c.tsv @@ quote_literal(t.term)::tsquery
-) AS df
-FROM unnest(%(terms)s::text[]) AS t(term)
+WITH hits AS MATERIALIZED (
+    SELECT t.term, {CHUNK_ELIGIBLE} AS eligible
+    {TENANT_TERM_HITS}
+)
+SELECT u.term, count(*) FILTER (WHERE h.eligible) AS df
+FROM unnest(%(terms)s::text[]) AS u(term)
+LEFT JOIN hits h ON h.term = u.term
+GROUP BY u.term
 """
-COUNT_SCOPE = f"SELECT count(*), coalesce(avg(c.term_count), 1) FROM chunks c WHERE {CHUNK_SCOPE}"
+COUNT_SCOPE = SCOPE_STATS
 
 # Candidate details plus the exact best-window cosine of every candidate for every variant.
 CANDIDATE_DETAILS = """
