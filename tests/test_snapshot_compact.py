@@ -140,7 +140,9 @@ def test_the_projected_first_stage_keeps_recall_and_exact_scores(monkeypatch):
 def test_rows_and_exact_vectors_come_back_from_the_spill_file():
     versions, rows, windows = _corpus(40)
     snapshot = TenantSnapshot(KEY, 1, versions, rows, windows, [])
-    assert [snapshot.row(pk) for pk in snapshot.chunk_pk] == rows
+    parsed = [(*row[:12], json.loads(row[12])) for row in rows]
+    assert [snapshot.row(pk) for pk in snapshot.chunk_pk] == parsed
+    assert all(isinstance(snapshot.row(pk)[12], dict) for pk in snapshot.chunk_pk)
     assert snapshot.row(99) is None and snapshot.row(10**6) is None
     by_key = {(pk, index): vector for pk, index, vector in windows}
     for i, row in enumerate(snapshot.window_chunk):

@@ -241,7 +241,8 @@ def fetch_candidates(
 
 def candidate_from_row(row: Sequence[Any], version: VersionInfo) -> Candidate:
     """A Candidate from a CANDIDATE_DETAILS row (term_freqs parsed, sims in column 13) or a
-    SNAPSHOT_CHUNKS row (term_freqs as JSON text, no sims: the snapshot fills them)."""
+    snapshot's SNAPSHOT_CHUNKS row (term_freqs parsed or JSON text, no sims: the snapshot
+    fills them)."""
     freqs = row[12]
     sims = row[13] if len(row) > 13 else None
     return Candidate(
