@@ -52,3 +52,15 @@ def test_a_confident_plain_answer_carries_no_low_confidence_warning():
     assert verdict.outcome.value == "OK_TO_DRAFT" and verdict.reason_codes == ()
     below = [cand("faq_3", Category.FAQ, CONFIG.unknown_threshold - 0.01, BIKE_FAQ)]
     assert decide(question, below, CONFIG).outcome.value == "UNKNOWN"
+
+
+def test_a_low_confidence_answer_that_depends_on_the_trip_asks_which_trip():
+    question = build_query_plan("Where do we meet on the first morning?")
+    assert not low_confidence_reviews(question)
+    pack = [
+        cand("lakes_0", Category.TRIP_ITINERARY, _between_lines(), "Day 1. Meet at the pier."),
+        cand("hills_0", Category.TRIP_ITINERARY, 0.5, "Day 1. Meet at the station."),
+    ]
+    verdict = decide(question, pack, CONFIG)
+    assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
+    assert [r.value for r in verdict.reason_codes] == ["LOW_CONFIDENCE", "AMBIGUOUS_CONTEXT"]
