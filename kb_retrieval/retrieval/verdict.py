@@ -234,16 +234,27 @@ def decide(
         ReasonCode.EXCEPTION_REQUEST,
         ReasonCode.MISSING_REQUIRED_PRECEDENCE,
         ReasonCode.MARKETING_ONLY_EVIDENCE,
-        ReasonCode.LOW_CONFIDENCE,
     }
     review_if_sensitive = {ReasonCode.STALE_ONLY_EVIDENCE, ReasonCode.CONFLICT_DETECTED}
-    if reasons & review_always or (sensitive and reasons & review_if_sensitive):
+    if (
+        reasons & review_always
+        or (sensitive and reasons & review_if_sensitive)
+        or (low_confidence_reviews(plan) and ReasonCode.LOW_CONFIDENCE in reasons)
+    ):
         outcome = Outcome.NEEDS_REVIEW
     elif ReasonCode.AMBIGUOUS_CONTEXT in reasons:
         outcome = Outcome.ASK_CLARIFYING_QUESTION
     else:
         outcome = Outcome.OK_TO_DRAFT
     return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
+
+
+def low_confidence_reviews(plan: QueryPlan) -> bool:
+    """A usable but low-confidence answer (0.65 <= top < 0.72) goes to a person when the e-mail
+    is sensitive or policy-like (a wrong rule or commitment costs the operator); for any other
+    question it is a warning on a draft, like a conflict on a non-sensitive topic (spec 9.3
+    lists no review for low confidence alone)."""
+    return bool(plan.sensitivity) or plan.exception_request or plan.policy_like
 
 
 def plausible(pack: Sequence[Candidate], config: RetrievalConfig) -> list[Candidate]:
