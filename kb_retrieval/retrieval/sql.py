@@ -212,22 +212,20 @@ LEXICAL_BM25_POSTINGS = f"""
 WITH q AS (
     SELECT * FROM unnest(%(vidx)s::int[], %(terms)s::text[]) AS q(vidx, term)
 ), hits AS MATERIALIZED ({POSTING_HITS}
-), postings AS (
-    SELECT term, chunk_pk, term_count, tf FROM hits WHERE eligible
 ), idf AS MATERIALIZED (
-    SELECT p.term,
+    SELECT h.term,
            ln(1 + (%(n)s::float8 - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) AS idf
-    FROM postings p
-    GROUP BY p.term
+    FROM hits h WHERE h.eligible
+    GROUP BY h.term
 ), scored AS (
-    SELECT q.vidx, p.chunk_pk,
-           sum(idf.idf * p.tf * (%(k1)s + 1)
-               / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.term_count / %(avgdl)s::float8))
+    SELECT q.vidx, h.chunk_pk,
+           sum(idf.idf * h.tf * (%(k1)s + 1)
+               / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.term_count / %(avgdl)s::float8))
                ORDER BY q.term) AS score
     FROM q
     JOIN idf ON idf.term = q.term
-    JOIN postings p ON p.term = q.term
-    GROUP BY q.vidx, p.chunk_pk
+    JOIN hits h ON h.term = q.term AND h.eligible
+    GROUP BY q.vidx, h.chunk_pk
 )
 SELECT vidx, chunk_pk, score FROM (
     SELECT scored.*, row_number() OVER (PARTITION BY vidx ORDER BY score DESC, chunk_pk) AS rn
