@@ -192,15 +192,18 @@ COUNT_SCOPE = SCOPE_STATS
 # N and avgdl come from the eligible builds (`POSTINGS_SCOPE`), avgdl as `avg(term_count)`
 # computes it (numeric division, then float8), so the scores are those of LEXICAL_BM25.
 POSTINGS_SCOPE = """
-SELECT coalesce(sum(b.chunk_count) FILTER (WHERE b.doc_version_id = ANY(%(versions)s)), 0),
-       coalesce((sum(b.term_total) FILTER (WHERE b.doc_version_id = ANY(%(versions)s))
-                 / nullif(sum(b.chunk_count) FILTER (WHERE b.doc_version_id = ANY(%(versions)s)),
-                          0))::float8, 1),
-       count(*) FILTER (WHERE b.doc_version_id = ANY(%(versions)s) AND b.term_total IS NULL)
-FROM doc_builds b
-WHERE b.tenant_id = %(tenant_id)s AND b.state = 'indexed'
-  AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
-  AND b.embedding_model_id = %(embedding_model_id)s
+SELECT coalesce(sum(b.chunk_count), 0),
+       coalesce((sum(b.term_total) / nullif(sum(b.chunk_count), 0))::float8, 1),
+       count(*) FILTER (WHERE b.term_total IS NULL)
+FROM (
+    SELECT b.chunk_count, b.term_total, b.doc_version_id = ANY(%(versions)s) AS eligible
+    FROM doc_builds b
+    WHERE b.tenant_id = %(tenant_id)s AND b.state = 'indexed'
+      AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
+      AND b.embedding_model_id = %(embedding_model_id)s
+    OFFSET 0
+) b
+WHERE b.eligible
 """
 POSTING_HITS = """
     SELECT p.term, p.chunk_pk, p.term_count, p.tf::float8 AS tf,
