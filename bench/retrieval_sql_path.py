@@ -11,13 +11,18 @@ them): the exact scan (the recall reference), the vector leg as retrieval runs i
 each statement scanned; the lexical leg and `term_idf`. Each step is timed in its own
 transaction with custom plans, as `_search_database` runs it. `--tenant` measures the same
 e-mails on another tenant (a small one: the exact scan is used there).
+
+Session 8: the lexical steps with the postings table and with the chunk statements (the
+baseline, same run), and `path`: the whole PostgreSQL path per e-mail as retrieval runs it,
+with postings and with the chunk statements in turn (`--steps path`, `--no-baseline`).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +128,69 @@ def lexical_runs(db: Any, kb: Any, tenant: str, plans: list[Any]) -> dict[str, A
     return out
 
 
+@contextmanager
+def chunk_statements(on: bool) -> Iterator[None]:
+    """While `on`, the lexical statements read the chunks (the path before postings)."""
+    from kb_retrieval.retrieval import lexical_sql
+
+    original = lexical_sql.postings_scope
+    if on:
+        lexical_sql.postings_scope = lambda conn, params: None
+    try:
+        yield
+    finally:
+        lexical_sql.postings_scope = original
+
+
+def path_runs(
+    db: Any, kb: Any, tenant: str, plans: list[Any], vectors: list[Any], baseline: bool
+) -> dict[str, Any]:
+    """The whole PostgreSQL path per e-mail as `Retriever._search_database` runs it (eligible
+    versions, both legs, merge, candidate rows, term idf), in one transaction, each step timed;
+    with the postings, and with the chunk statements (`baseline`) on the same e-mails, in turn."""
+    from kb_retrieval.retrieval import candidates as legs
+    from kb_retrieval.retrieval import sql
+    from kb_retrieval.retrieval.config import RetrievalConfig
+    from kb_retrieval.text.analyzer import analyze
+
+    config = RetrievalConfig()
+    modes = ["postings", "chunks"] if baseline else ["postings"]
+    times: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
+    tops: dict[str, list[Any]] = {m: [] for m in modes}
+    for plan, query_vectors in zip(plans, vectors, strict=True):
+        variant_terms = [analyze(v.text) for v in plan.variants]
+        every = sorted({t for words in variant_terms for t in words})
+        for mode in modes:
+            step: dict[str, float] = {}
+            started = time.perf_counter()
+            with chunk_statements(mode == "chunks"), db.tenant(tenant) as conn:
+                conn.execute(sql.FORCE_CUSTOM_PLANS)
+                scope, step["versions"] = _timed(scope_for, conn, kb, legs, tenant)
+                (vector_hits, lexical_hits), step["legs"] = _timed(
+                    legs.search_legs, conn, scope, query_vectors, variant_terms, config
+                )
+                order, _seen, _top1 = legs.merge_quota(plan, vector_hits, lexical_hits, config)
+                _, step["candidates"] = _timed(
+                    legs.fetch_candidates, conn, scope, order, query_vectors
+                )
+                _, step["term_idf"] = _timed(legs.term_idf, conn, scope, every)
+            step["total"] = (time.perf_counter() - started) * 1000
+            for name, ms in step.items():
+                times[mode].setdefault(name, []).append(ms)
+            tops[mode].append(sorted((v, pk) for v, pk, _ in lexical_hits))
+    out: dict[str, Any] = {
+        mode: {name: summary(series) for name, series in steps.items()}
+        for mode, steps in times.items()
+    }
+    if baseline:
+        out["same_lexical_hits"] = tops["postings"] == tops["chunks"]
+        out["total_p50_ratio_chunks_over_postings"] = round(
+            out["chunks"]["total"]["p50"] / out["postings"]["total"]["p50"], 2
+        )
+    log(f"{tenant} path: {out}")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--kb-home", type=Path, required=True, help="a built bench.retrieval home")
@@ -131,6 +199,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--probes", type=int, nargs="+", default=[10], help="ivfflat.probes")
     parser.add_argument(
         "--tenant-index", action="store_true", help="create the tenant's IVFFlat index if missing"
+    )
+    parser.add_argument(
+        "--steps",
+        nargs="+",
+        choices=["vector", "lexical", "path"],
+        default=["vector", "lexical", "path"],
+        help="what to measure: vector recall, lexical steps, the whole path",
+    )
+    parser.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="the whole path with postings only (not also with the chunk statements)",
     )
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -148,8 +228,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         plans = [p for p in plans_for(db, golden_queries(args.queries)) if p.quality_ok]
         vectors = [embedder.embed_query([v.text for v in p.variants]) for p in plans]
         result["queries"] = len(plans)
-        result["vector"] = vector_runs(db, kb, args.tenant, vectors, args.probes)
-        result["lexical"] = lexical_runs(db, kb, args.tenant, plans)
+        if "vector" in args.steps:
+            result["vector"] = vector_runs(db, kb, args.tenant, vectors, args.probes)
+        if "lexical" in args.steps:
+            for mode in ("postings", "chunks"):
+                with chunk_statements(mode == "chunks"):
+                    result[f"lexical_{mode}"] = lexical_runs(db, kb, args.tenant, plans)
+        if "path" in args.steps:
+            result["path"] = path_runs(
+                db, kb, args.tenant, plans, vectors, baseline=not args.no_baseline
+            )
         db.close()
     result["load_after"] = load()
     result["wall_s"] = round(time.perf_counter() - started, 1)

@@ -40,3 +40,7 @@ app.add_typer(db_app, name="db")
 app.command("serve")(serve)
 app.command("mcp")(mcp)
 app.add_typer(token_app, name="token")
+
+from kb_pipeline.cli.index_cmd import index_app  # noqa: E402
+
+app.add_typer(index_app, name="index")

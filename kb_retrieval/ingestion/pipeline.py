@@ -128,6 +128,13 @@ def spans_from_json(
 Step = Callable[..., "StepReport"]
 
 
+def write_postings(conn: Any, tenant_id: str, key: dict[str, str]) -> None:
+    """The BM25 postings of the version's stored chunks and its builds' `term_total`."""
+    params = {**key, "tenant_id": tenant_id, "versions": [key["doc_version_id"]]}
+    conn.execute(sql.INSERT_POSTINGS, params)
+    conn.execute(sql.SET_BUILD_TERM_TOTAL, params)
+
+
 def one_at_a_time(step: Step) -> Step:
     """Run the step under the (tenant, version) advisory lock: two ingests of the same tenant
     never work on one version at once; the later one finds the step done and skips it."""
@@ -185,7 +192,7 @@ class IngestionPipeline:
         manifest = load_manifest(folder)
         tenant_id = manifest.tenant_id
         with self.db.tenant(tenant_id) as conn:
-            stored = stored_state.registered_versions(conn, self.versions)
+            stored = stored_state.registered_versions(conn, tenant_id, self.versions)
         if not stored:  # a stored version's tenant row exists (foreign key)
             self.db.ensure_tenant(tenant_id)
         check_supersedes(manifest, frozenset(stored))
@@ -223,6 +230,7 @@ class IngestionPipeline:
         with self.db.tenant(tenant_id) as conn:
             rows = stored_state.settled_builds(
                 conn,
+                tenant_id,
                 self.versions,
                 doc_version_ids,
                 sentence_vectors=self.sentence_vectors,
@@ -367,6 +375,7 @@ class IngestionPipeline:
                             "stats": Jsonb({"chunks": stored, "reused": True}),
                         },
                     )
+                    write_postings(conn, tenant_id, key)
                 return self._report(tenant_id, doc_version_id, True, chunks=stored)
             version = conn.execute(
                 sql.SELECT_VERSION, {"doc_version_id": doc_version_id}
@@ -414,6 +423,7 @@ class IngestionPipeline:
             conn.execute(sql.DELETE_CHUNKS, key)
             with conn.cursor() as cur:
                 cur.executemany(sql.INSERT_CHUNK, rows)
+            write_postings(conn, tenant_id, key)
             conn.execute(
                 sql.SET_BUILD_CHUNKED, {**key, "chunk_count": len(chunks), "stats": Jsonb(stats)}
             )

@@ -133,3 +133,37 @@ SELECT count(DISTINCT v.chunk_pk) FROM chunk_vectors v JOIN chunks c ON c.id = v
 WHERE c.doc_version_id = %(doc_version_id)s AND c.parser_version = %(parser_version)s
   AND c.chunker_version = %(chunker_version)s AND v.embedding_model_id = %(embedding_model_id)s
 """
+
+# BM25 postings of a version's chunks (migration 0010), written in the transaction that writes
+# the chunks: one row per (chunk, term of its term_freqs); a re-run inserts nothing twice.
+# `term_total` on the version's builds (every embedding model's) marks them written and gives
+# retrieval the length sum for avgdl. Also the backfill of chunks stored before 0010 (a batch
+# of versions of one pipeline: `versions`).
+_POSTINGS_SCOPE = """c.tenant_id = %(tenant_id)s AND c.doc_version_id = ANY(%(versions)s)
+  AND c.parser_version = %(parser_version)s AND c.chunker_version = %(chunker_version)s"""
+INSERT_POSTINGS = f"""
+INSERT INTO chunk_postings (tenant_id, term, chunk_pk, doc_version_id, parser_version,
+    chunker_version, tf, term_count)
+SELECT c.tenant_id, t.term, c.id, c.doc_version_id, c.parser_version, c.chunker_version,
+    t.tf::integer, c.term_count
+FROM chunks c CROSS JOIN LATERAL jsonb_each_text(c.term_freqs) AS t(term, tf)
+WHERE {_POSTINGS_SCOPE}
+ON CONFLICT DO NOTHING
+"""
+SET_BUILD_TERM_TOTAL = f"""
+UPDATE doc_builds b SET term_total = coalesce(s.total, 0)
+FROM unnest(%(versions)s::text[]) AS u(doc_version_id)
+LEFT JOIN (
+    SELECT c.doc_version_id, sum(c.term_count) AS total FROM chunks c WHERE {_POSTINGS_SCOPE}
+    GROUP BY c.doc_version_id
+) s ON s.doc_version_id = u.doc_version_id
+WHERE b.tenant_id = %(tenant_id)s AND b.doc_version_id = u.doc_version_id
+  AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
+"""
+# Builds whose chunks exist but have no postings yet (stored before migration 0010), by pipeline.
+SELECT_BUILDS_WITHOUT_POSTINGS = """
+SELECT DISTINCT parser_version, chunker_version, doc_version_id FROM doc_builds
+WHERE tenant_id = %(tenant_id)s AND term_total IS NULL
+  AND state IN ('chunked', 'embedding', 'indexed')
+ORDER BY parser_version, chunker_version, doc_version_id
+"""

@@ -40,6 +40,7 @@ FROM doc_versions v
 LEFT JOIN doc_builds b ON b.tenant_id = v.tenant_id AND b.doc_version_id = v.doc_version_id
   AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
   AND b.embedding_model_id = %(embedding_model_id)s
+WHERE v.tenant_id = %(tenant_id)s
 """
 
 # Mirrors the steps' skip conditions: parse skips an indexed build and a failure memoised for the
@@ -52,7 +53,8 @@ SELECT b.doc_version_id, b.state, b.reason_code, b.message, b.chunk_count, b.win
        b.embedded_count, b.stats
 FROM doc_builds b
 JOIN doc_versions v ON v.tenant_id = b.tenant_id AND v.doc_version_id = b.doc_version_id
-WHERE b.doc_version_id = ANY(%(doc_version_ids)s) AND b.parser_version = %(parser_version)s
+WHERE b.tenant_id = %(tenant_id)s
+  AND b.doc_version_id = ANY(%(doc_version_ids)s) AND b.parser_version = %(parser_version)s
   AND b.chunker_version = %(chunker_version)s AND b.embedding_model_id = %(embedding_model_id)s
   AND (
     (b.state = 'indexed' AND NOT (%(sentence_vectors)s AND EXISTS (
@@ -89,10 +91,13 @@ def version_fields(doc: DocumentSpec) -> dict[str, Any]:
     }
 
 
-def registered_versions(conn: Any, versions: PipelineVersions) -> dict[str, dict[str, Any]]:
-    """Every stored version of the transaction's tenant, by id (`SELECT_REGISTERED` columns)."""
+def registered_versions(
+    conn: Any, tenant_id: str, versions: PipelineVersions
+) -> dict[str, dict[str, Any]]:
+    """Every stored version of the tenant, by id (`SELECT_REGISTERED` columns)."""
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute(SELECT_REGISTERED, asdict(versions)).fetchall()
+        params = {**asdict(versions), "tenant_id": tenant_id}
+        rows = cur.execute(SELECT_REGISTERED, params).fetchall()
     return {row["doc_version_id"]: row for row in rows}
 
 
@@ -107,6 +112,7 @@ def needs_write(doc: DocumentSpec, stored: dict[str, Any] | None) -> bool:
 
 def settled_builds(
     conn: Any,
+    tenant_id: str,
     versions: PipelineVersions,
     doc_version_ids: Sequence[str],
     *,
@@ -118,6 +124,7 @@ def settled_builds(
         SELECT_SETTLED,
         {
             **asdict(versions),
+            "tenant_id": tenant_id,
             "doc_version_ids": list(doc_version_ids),
             "sentence_vectors": sentence_vectors,
             "units_version": UNITS_VERSION,

@@ -15,6 +15,7 @@ from kb_retrieval.models import Category
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.lexical_sql import any_term_query, lexical_statement, term_stats
 from kb_retrieval.retrieval.vector_index import index_name
 
 
@@ -148,12 +149,6 @@ def _lexical_params(
     }
 
 
-def any_term_query(terms: Sequence[str]) -> str:
-    """The terms OR-ed into one tsquery (each quoted as tsquery input quotes a lexeme)."""
-    quoted = ("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in sorted(set(terms)))
-    return " | ".join(quoted)
-
-
 def vector_leg(
     conn: Any, scope: Scope, vectors: np.ndarray, config: RetrievalConfig
 ) -> list[tuple[int, int, float]]:
@@ -167,7 +162,9 @@ def lexical_leg(
 ) -> list[tuple[int, int, float]]:
     """(variant index from 1, chunk_pk, BM25) of the top K_l chunks per variant."""
     params = _lexical_params(scope, variant_terms, config)
-    return conn.execute(sql.LEXICAL_BM25, params).fetchall() if params["terms"] else []
+    if not params["terms"]:
+        return []
+    return conn.execute(*lexical_statement(conn, params)).fetchall()
 
 
 def search_legs(
@@ -180,11 +177,10 @@ def search_legs(
     """Both legs for every variant, sent together in one pipelined round trip."""
     statement, params = _vector_statement(conn, scope, vectors, config)
     lexical_params = _lexical_params(scope, variant_terms, config)
+    lexical = lexical_statement(conn, lexical_params) if lexical_params["terms"] else None
     with conn.pipeline():
         vector_cursor = conn.execute(statement, params)
-        lexical_cursor = (
-            conn.execute(sql.LEXICAL_BM25, lexical_params) if lexical_params["terms"] else None
-        )
+        lexical_cursor = conn.execute(*lexical) if lexical is not None else None
         vector_rows = vector_cursor.fetchall()
         lexical_rows = lexical_cursor.fetchall() if lexical_cursor is not None else []
     return vector_rows, lexical_rows
@@ -265,10 +261,8 @@ def candidate_from_row(row: Sequence[Any], version: VersionInfo) -> Candidate:
 
 def term_idf(conn: Any, scope: Scope, terms: Sequence[str]) -> tuple[dict[str, float], float]:
     """BM25 idf of each query term over the eligible chunks, and their mean length."""
-    unique = sorted(set(terms))
-    params = {**scope.params(), "terms": unique, "any_term": any_term_query(unique)}
-    n, avgdl = conn.execute(sql.COUNT_SCOPE, params).fetchone()
+    n, avgdl, rows = term_stats(conn, scope.params(), terms)
     idf = {}
-    for term, df in conn.execute(sql.TERM_STATS, params):
+    for term, df in rows:
         idf[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     return idf, float(avgdl)

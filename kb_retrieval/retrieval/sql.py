@@ -184,6 +184,66 @@ GROUP BY u.term
 """
 COUNT_SCOPE = SCOPE_STATS
 
+# The lexical leg from the postings table (migration 0010), used once every eligible version's
+# build has its postings (`term_total` set). Each query term's postings are one range of the
+# (tenant_id, term) btree, read index-only: `=` / `= ANY` on text is leakproof, so `kb_app`
+# gets the index under row-level security (no `@@` on the chunks). Eligibility is a column of
+# the rows read (the version array hashed per row, never planned as a condition, as above).
+# N and avgdl come from the eligible builds (`POSTINGS_SCOPE`), avgdl as `avg(term_count)`
+# computes it (numeric division, then float8), so the scores are those of LEXICAL_BM25.
+POSTINGS_SCOPE = """
+SELECT coalesce(sum(b.chunk_count), 0),
+       coalesce((sum(b.term_total) / nullif(sum(b.chunk_count), 0))::float8, 1),
+       count(*) FILTER (WHERE b.term_total IS NULL)
+FROM (
+    SELECT b.chunk_count, b.term_total, b.doc_version_id = ANY(%(versions)s) AS eligible
+    FROM doc_builds b
+    WHERE b.tenant_id = %(tenant_id)s AND b.state = 'indexed'
+      AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
+      AND b.embedding_model_id = %(embedding_model_id)s
+    OFFSET 0
+) b
+WHERE b.eligible
+"""
+POSTING_HITS = """
+    SELECT p.term, p.chunk_pk, p.term_count, p.tf::float8 AS tf,
+           p.parser_version = %(parser_version)s AND p.chunker_version = %(chunker_version)s
+           AND p.doc_version_id = ANY(%(versions)s) AS eligible
+    FROM chunk_postings p
+    WHERE p.tenant_id = %(tenant_id)s AND p.term = ANY(%(unique_terms)s::text[])"""
+LEXICAL_BM25_POSTINGS = f"""
+WITH q AS (
+    SELECT * FROM unnest(%(vidx)s::int[], %(terms)s::text[]) AS q(vidx, term)
+), hits AS MATERIALIZED ({POSTING_HITS}
+), idf AS MATERIALIZED (
+    SELECT h.term,
+           ln(1 + (%(n)s::float8 - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) AS idf
+    FROM hits h WHERE h.eligible
+    GROUP BY h.term
+), scored AS (
+    SELECT q.vidx, h.chunk_pk,
+           sum(idf.idf * h.tf * (%(k1)s + 1)
+               / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.term_count / %(avgdl)s::float8))
+               ORDER BY q.term) AS score
+    FROM q
+    JOIN idf ON idf.term = q.term
+    JOIN hits h ON h.term = q.term AND h.eligible
+    GROUP BY q.vidx, h.chunk_pk
+)
+SELECT vidx, chunk_pk, score FROM (
+    SELECT scored.*, row_number() OVER (PARTITION BY vidx ORDER BY score DESC, chunk_pk) AS rn
+    FROM scored
+) ranked WHERE rn <= %(k)s
+"""
+TERM_STATS_POSTINGS = f"""
+WITH hits AS MATERIALIZED ({POSTING_HITS}
+)
+SELECT u.term, count(*) FILTER (WHERE h.eligible) AS df
+FROM unnest(%(unique_terms)s::text[]) AS u(term)
+LEFT JOIN hits h ON h.term = u.term
+GROUP BY u.term
+"""
+
 # Candidate details plus the exact best-window cosine of every candidate for every variant.
 CANDIDATE_DETAILS = """
 SELECT c.id, c.doc_version_id, c.chunk_id, c.chunk_index, c.section_title, c.page_start,

@@ -51,12 +51,11 @@ def create_tenant_vector_index(
     registered = conn.execute(sql.TENANT_EXISTS, {"tenant_id": tenant_id}).fetchone()[0]
     if not registered:
         raise ValueError(f"unknown tenant {tenant_id!r}: no row in tenants")
+    existing = tenant_vector_index_status(conn, tenant_id)
+    if existing is not None:
+        return existing
     name = index_name(tenant_id)
     vectors = conn.execute(sql.TENANT_VECTOR_ROWS, {"tenant_id": tenant_id}).fetchone()[0]
-    options = conn.execute(sql.INDEX_OPTIONS, (name,)).fetchone()
-    if options is not None:
-        existing = dict(option.split("=", 1) for option in options[0] or [])
-        return TenantVectorIndex(tenant_id, name, int(existing.get("lists", 0)), vectors, False)
     chosen = lists or lists_for(vectors)
     conn.execute(
         pgsql.SQL(sql.CREATE_TENANT_IVFFLAT).format(
@@ -66,6 +65,17 @@ def create_tenant_vector_index(
         )
     )
     return TenantVectorIndex(tenant_id, name, chosen, vectors, True)
+
+
+def tenant_vector_index_status(conn: Any, tenant_id: str) -> TenantVectorIndex | None:
+    """The tenant's index (lists as built, the tenant's vector rows now), None if it has none."""
+    name = index_name(tenant_id)
+    options = conn.execute(sql.INDEX_OPTIONS, (name,)).fetchone()
+    if options is None:
+        return None
+    vectors = conn.execute(sql.TENANT_VECTOR_ROWS, {"tenant_id": tenant_id}).fetchone()[0]
+    existing = dict(option.split("=", 1) for option in options[0] or [])
+    return TenantVectorIndex(tenant_id, name, int(existing.get("lists", 0)), vectors, False)
 
 
 def drop_tenant_vector_index(conn: Any, tenant_id: str) -> bool:
