@@ -31,6 +31,7 @@ def _values(text: str) -> list[tuple[str, float, float | None, float | None]]:
         ("Guests don't need to bring their own helmets.", {"advise"}, {"require"}),
         ("You won't lose the deposit if you move your dates.", {"refund"}, {"forfeit"}),
         ("Helmets are provided at no extra cost.", {"included"}, {"charged"}),
+        ("The guided walk is 40 euros per person.", {"charged"}, {"included"}),
     ],
 )
 def test_a_negated_policy_word_is_in_the_other_class(

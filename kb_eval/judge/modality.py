@@ -20,7 +20,8 @@ CLASSES = {
     "included": r"\b(?:included|including|includes|free|free of charge|no (?:extra )?(?:charge|cost"
     r"|fee|supplement)|at no (?:extra )?cost|complimentary|covered)\b",
     "charged": r"\b(?:extra|supplement|surcharge|fee|fees|charged?|at cost|additional cost"
-    r"|pay (?:for|extra)|costs?)\b|(?:[$€£]|\b(?:usd|eur|gbp|chf|nok|sek|dkk)\b) ?\d",
+    r"|pay (?:for|extra)|costs?)\b|(?:[$€£]|\b(?:usd|eur|gbp|chf|nok|sek|dkk)\b) ?\d"
+    r"|\d ?(?:us )?(?:usd|eur|gbp|chf|nok|sek|dkk|dollars?|euros?|pounds|kroner|€)(?![a-z])",
     "universal": r"\b(?:all|every|everyone|everything|always|any|anywhere|anytime|whenever"
     r"|unlimited|as many|as often|whatever)\b",
     "limited": r"\b(?:only|one|once|most|some|except|unless|apart from|other than|limited"
