@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from kb_eval.judge.bounds import LOWER, UPPER, bounded
+from kb_eval.judge.clauses import terms_of
 from kb_eval.judge.modality import classes
 from kb_eval.judge.quantities import extract_quantities, normalise_text
+from kb_eval.judge.subject import subject_features, subject_terms
 
 
 def _on(text: str) -> set[str]:
@@ -75,3 +77,18 @@ def test_years_after_a_person_are_an_age() -> None:
     assert _values("Gift vouchers stay valid for 3 years.") == [
         ("duration_month", 36.0, None, None)
     ]
+
+
+def test_the_subject_is_the_words_before_the_first_verb() -> None:
+    assert subject_terms("Bike hire is charged by the hour.") == terms_of("bike hire")
+    assert subject_terms("If it snows, the cable car does not run.") == terms_of("cable car")
+    assert subject_terms("You can borrow a kayak.") == terms_of("you can borrow a kayak")
+
+
+def test_an_opposed_class_counts_on_the_same_subject_only() -> None:
+    clause = "Bike hire costs EUR 12 a day."
+    same = subject_features("Bike hire is free for hotel guests.", clause, 1.0)
+    other = subject_features("Kayaks are free for hotel guests.", clause, 1.0)
+    assert same == [1.0, 1.0]
+    assert other == [0.0, 0.0]
+    assert subject_features("Bike hire is free for hotel guests.", clause, 0.0) == [1.0, 0.0]
