@@ -44,13 +44,15 @@ _CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _LOWER_AFTER = re.compile(r"^\s*(?:(?:or|and) (?:more|longer|over|above|older)|\+)")
 _UPPER_AFTER = re.compile(r"^\s*(?:or (?:less|fewer|under|shorter|sooner))\b")
 _BEFORE_EVENT = re.compile(r"^\s*(?:before|prior|ahead|in advance)\b")
-_NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b")
+# A bound is turned round by a verb's negation a few words before its cue ("must not fly within
+# 18 hours"), not by "no" before a noun ("no alcohol is served to guests under 18").
+_NEGATION = re.compile(r"(?:\b(?:not|never)\b|n't\b)(?:\s+[\w'-]+){0,3}\s*$")
 _FLIP = {UPPER: LOWER, LOWER: UPPER, "": ""}
 
 
 def _side(before: str, after: str) -> str:
-    """The bound of a value from the words around it; a negated bound is the other one
-    ("must not fly within 18 hours" bounds the wait from below)."""
+    """The bound of a value from the words around it; a bound negated by a verb's negation just
+    before it is the other one ("must not fly within 18 hours" bounds the wait from below)."""
     before = re.split(r"[,;:.]", before)[-1]
     if _LOWER_AFTER.search(after):
         return LOWER

@@ -29,6 +29,7 @@ from kb_eval.judge.encoder import TextEncoder
 from kb_eval.judge.modality import OPPOSED as _OPPOSED
 from kb_eval.judge.modality import classes as _classes
 from kb_eval.judge.quantities import normalise_text
+from kb_eval.judge.subject import SUBJECT_FEATURES, subject_features
 
 _REASONS = (
     ("whole", "a whole sentence"),
@@ -45,6 +46,7 @@ def _coverage(claim_terms: frozenset[str], terms: frozenset[str]) -> float:
     return len(claim_terms & terms) / len(claim_terms) if claim_terms else 1.0
 
 
+_CLAUSE_OPPOSED = ALIGNMENT_FEATURES.index("clause_opposed")
 FEATURE_NAMES: tuple[str, ...] = (
     "rule_supported",
     "rule_contradicted",
@@ -73,6 +75,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *ALIGNMENT_FEATURES,
     *BOUND_FEATURES,
     *COVERAGE_FEATURES,
+    *SUBJECT_FEATURES,
 )
 
 
@@ -196,6 +199,8 @@ def pair_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> 
         for a, b in _OPPOSED
     ]
     shared = [float(mine[a] and theirs[a]) for a, _ in _OPPOSED]
+    clause = best_clause(claim, sentences, encoder)[0]
+    aligned_values = alignment_features(claim, sentences, aligned.sentence, encoder)
     values = [
         float(verdict.label == "supported"),
         float(verdict.label == "contradicted"),
@@ -214,9 +219,10 @@ def pair_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> 
         *_quantity_features(claim, evidence),
         *opposed,
         *shared,
-        *alignment_features(claim, sentences, aligned.sentence, encoder),
+        *aligned_values,
         *bound_features(claim, evidence),
-        *coverage_features(claim, evidence, best_clause(claim, sentences, encoder)[0], encoder),
+        *coverage_features(claim, evidence, clause, encoder),
+        *subject_features(claim, clause, aligned_values[_CLAUSE_OPPOSED]),
     ]
     return np.asarray(values, dtype=np.float64)
 

@@ -9,7 +9,8 @@ import re
 from kb_eval.judge.quantities import normalise_text
 
 CLASSES = {
-    "permit": r"\b(?:can|may|allowed|permitted|welcome|possible|available|able to|free to)\b",
+    "permit": r"\b(?:can|may|allow(?:s|ed)?|permitted|welcome|possible|available|able to"
+    r"|free to)\b",
     "forbid": r"\b(?:cannot|can not|may not|must not|not (?:allowed|permitted|possible|available)"
     r"|forbid\w*|prohibit\w*|ban\w*|never|no longer|only)\b",
     "require": r"\b(?:must|required?|compulsory|mandatory|obligatory|need to|needs to|have to"
@@ -19,7 +20,8 @@ CLASSES = {
     "included": r"\b(?:included|including|includes|free|free of charge|no (?:extra )?(?:charge|cost"
     r"|fee|supplement)|at no (?:extra )?cost|complimentary|covered)\b",
     "charged": r"\b(?:extra|supplement|surcharge|fee|fees|charged?|at cost|additional cost"
-    r"|pay (?:for|extra)|costs?)\b|(?:[$€£]|\b(?:usd|eur|gbp|chf|nok|sek|dkk)\b) ?\d",
+    r"|pay (?:for|extra)|costs?)\b|(?:[$€£]|\b(?:usd|eur|gbp|chf|nok|sek|dkk)\b) ?\d"
+    r"|\d ?(?:us )?(?:usd|eur|gbp|chf|nok|sek|dkk|dollars?|euros?|pounds|kroner|€)(?![a-z])",
     "universal": r"\b(?:all|every|everyone|everything|always|any|anywhere|anytime|whenever"
     r"|unlimited|as many|as often|whatever)\b",
     "limited": r"\b(?:only|one|once|most|some|except|unless|apart from|other than|limited"
@@ -28,7 +30,7 @@ CLASSES = {
     r"|book)\b|\b(?:by us|at our (?:discretion|cost|expense)|our choice)\b",
     "guest": r"\b(?:you|guests?|travell?ers?|participants?)\s+(?:\w+\s+)?(?:decide|choose|pay"
     r"|cover|arrange|bring|book)\b|\b(?:your (?:choice|cost|expense)|choice of|own)\b",
-    "refund": r"(?<!non-)(?<!no )(?<!not )\b(?:refund(?:ed|s|able)?|money back|reimburs\w*|repaid"
+    "refund": r"(?<!non-)\b(?:refund(?:ed|s|able)?|money back|reimburs\w*|repaid"
     r"|get (?:\w+ ){0,3}back)\b",
     "forfeit": r"\b(?:non-refundable|no refund|not (?:be )?refund(?:ed|able)|forfeit\w*|lose|loss of"
     r"|kept|keep|retain\w*|cancellation (?:fee|charge)s?)\b|\bcharged (?:at |in )?(?:full\b|100 ?%)",
@@ -53,10 +55,49 @@ _NO_CHARGE = re.compile(
 )
 
 
+# A negation in the few words before a policy word puts it in the other class of its pair
+# ("do not allow" is forbidden, "will not get any refund" forfeited, "not included" charged).
+NEGATED_CLASS = {
+    "permit": "forbid",
+    "require": "advise",
+    "included": "charged",
+    "charged": "included",
+    "refund": "forfeit",
+    "forfeit": "refund",
+}
+_NEGATOR = re.compile(r"(?:\b(?:not|never|no|without|nor)\b|n't\b)(?:\s+[\w'-]+){0,3}\s*$")
+_SCOPE_END = re.compile(r"[,;:.!?]|\b(?:but|and|or|so|because|unless|if|when|while)\b")
+
+
+def _negated(text: str, start: int) -> bool:
+    """Whether a negation governs the word at `start`: one within three words before it, in the
+    same clause."""
+    before = _SCOPE_END.split(text[max(0, start - 40) : start])[-1]
+    return bool(_NEGATOR.search(before))
+
+
+def _scoped(name: str, text: str) -> tuple[bool, bool]:
+    """(some match of the class is plain, some match is negated)."""
+    plain = negated = False
+    for match in _COMPILED[name].finditer(text):
+        if name in NEGATED_CLASS and _negated(text, match.start()):
+            negated = True
+        else:
+            plain = True
+    return plain, negated
+
+
 def classes(text: str) -> dict[str, bool]:
     """Which classes the text's normalised wording falls in ("no more than" is a limit, not a
-    prohibition; "free of charge" is included, not charged)."""
+    prohibition; "free of charge" is included, not charged; a negated policy word counts for the
+    other class of its pair, NEGATED_CLASS)."""
     lowered = _LIMIT.sub("maximum", normalise_text(text).lower())
-    found = {name: bool(pattern.search(lowered)) for name, pattern in _COMPILED.items()}
-    found["charged"] = bool(_COMPILED["charged"].search(_NO_CHARGE.sub(" included ", lowered)))
+    texts = {name: lowered for name in _COMPILED}
+    texts["charged"] = _NO_CHARGE.sub(" included ", lowered)
+    found = dict.fromkeys(_COMPILED, False)
+    for name in _COMPILED:
+        plain, negated = _scoped(name, texts[name])
+        found[name] = found[name] or plain
+        if negated:
+            found[NEGATED_CLASS[name]] = True
     return found

@@ -121,6 +121,13 @@ _SPOKEN: tuple[tuple[str, str], ...] = (
     ),
     (r"\b(\d+) (euros?|dollars?|pounds?|francs?) (\d\d)\b", r"\1.\3 \2"),
 )
+# Words that may stand between a number and its unit ("1,400 vertical metres", "3 full days").
+_UNIT_MODIFIERS = r"(?:vertical|extra|additional|full|whole|consecutive|further|more|clear)"
+# Persons before "N years" make it an age ("children from 12 years"), like "aged" or "old".
+_AGED = re.compile(
+    r"\b(?:age[ds]?|child(?:ren)?|kids?|teen(?:ager)?s?|adults?|minors?|infants?|babies"
+    r"|guests?|participants?|travell?ers?|people|persons?)\b"
+)
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
@@ -142,7 +149,7 @@ _QUANTITY = re.compile(
     rf"|(?P<mv2>{_NUM})(?:\s*(?:-|to)\s*(?P<mv4>{_NUM}))?\s?(?:us\s)?"
     rf"(?P<cur2>usd|eur|gbp|chf|nok|sek|dkk|kroner|krone|dollars?|euros?|€)\b)"
     rf"|(?P<measure>(?P<n1>{_NUM})(?:\s*(?P<sep>-|to|or|and)\s*(?P<n2>{_NUM}))?\s*-?\s*"
-    rf"(?P<unit>{_UNIT_ALT})(?![a-z])(?P<old>[\s-]+old)?)"
+    rf"(?:{_UNIT_MODIFIERS}\s+)?(?P<unit>{_UNIT_ALT})(?![a-z])(?P<old>[\s-]+old)?)"
     rf"|(?P<ordinal>\b(?:day|no\.?|number|room|stage|route)\s+\d+)"
     rf"|(?P<year>\b(?:19|20)\d\d\b)"
     rf"|(?P<bare>(?P<b1>{_NUM})(?:\s*(?P<bsep>-|to)\s*(?P<b2>{_NUM}))?)"
@@ -194,7 +201,7 @@ def _measure(match: re.Match[str], text: str) -> tuple[list[Quantity], str]:
         raw, _UNITS.get(raw[:-1] if raw.endswith("s") else raw, ("count", 1.0))
     )
     before = text[max(0, match.start() - 24) : match.start()]
-    if kind == "duration_month" and (match.group("old") or re.search(r"\bage[ds]?\b", before)):
+    if kind == "duration_month" and (match.group("old") or _AGED.search(before)):
         kind, factor = "count", 1.0
     values = [_number(match.group("n1"))] + (
         [_number(match.group("n2"))] if match.group("n2") else []
