@@ -40,6 +40,10 @@ WINDOWS = (
     "Free cancellation until 48 hours before your river tour.",
     "The balance is due 60 days before departure.",
     "Our office answers messages within 2 business days.",
+    "Cancellations within 14 days of departure are not refunded.",
+    "Cancellations within 15 days of departure are not refunded.",
+    "Cancel more than 1 month before departure for a full refund.",
+    "Cancel more than 33 days before departure for a full refund.",
 )
 CATEGORIES = (
     Category.STRUCTURED_POLICY,
@@ -139,6 +143,21 @@ def test_near_copies_of_one_text_in_many_versions() -> None:
     [conflict] = detect_conflicts([*copies, other], exception_request=False)
     assert conflict.chunk_ids == (*(f"c{n}" for n in range(12)), "x")
     assert conflict.values == ("48 hours", "21 days")
+
+
+def test_a_month_is_near_33_days_but_30_days_is_not() -> None:
+    """Values are compared with their units: "1 month" (about 30 days) agrees with "33 days";
+    "30 days" stated in days does not, although it is the same number of hours (the terms'
+    "1 month" is below the two policies' tier, so it reconciles nothing)."""
+    chunks = [
+        make("b", Category.STRUCTURED_POLICY, WINDOWS[-1], "pol-b", "pol-b-v1", 1),
+        make("a", Category.TERMS_POLICY, WINDOWS[-2], "terms", "terms-v1", 2),
+        make("c", Category.STRUCTURED_POLICY, WINDOWS[-1].replace("33", "30"), "pol-c", "c1", 3),
+    ]
+    [conflict] = detect_conflicts(chunks, exception_request=False)
+    assert conflict.kind == NUMERIC_WINDOW
+    assert conflict.chunk_ids == ("b", "c")
+    assert conflict.values == ("30 days", "33 days")
 
 
 @st.composite

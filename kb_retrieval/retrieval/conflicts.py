@@ -232,7 +232,8 @@ class _PairChecks:
             for key in chunk_facts:
                 self.stating.setdefault(key, []).append(k)
         self._values: dict[tuple[str, _Key], list[Quantity]] = {}
-        self._versions_disjoint: dict[tuple[str, str, _Key], bool] = {}
+        self._signatures: dict[tuple[str, _Key], frozenset[tuple[str, str, float]]] = {}
+        self._disjoint_values: dict[tuple[frozenset[object], frozenset[object]], bool] = {}
         self._agree: dict[tuple[int, int, _Key], bool] = {}
 
     def version_values(self, key: _Key, index: int) -> list[Quantity]:
@@ -249,13 +250,23 @@ class _PairChecks:
             self._values[(version, key)] = found
         return found
 
+    def _signature(self, key: _Key, index: int) -> frozenset[tuple[str, str, float]]:
+        """The (kind, unit, value) set of `version_values`: all `_same_value` reads."""
+        version = (self.ordered[index].doc_version_id, key)
+        found = self._signatures.get(version)
+        if found is None:
+            found = frozenset((q.kind, q.unit, q.value) for q in self.version_values(key, index))
+            self._signatures[version] = found
+        return found
+
     def versions_disjoint(self, key: _Key, i: int, j: int) -> bool:
-        """The versions of chunks i and j share no value on `key`."""
-        pair = (self.ordered[i].doc_version_id, self.ordered[j].doc_version_id, key)
-        found = self._versions_disjoint.get(pair)
+        """The versions of chunks i and j share no value on `key` (compared once per pair of
+        distinct value sets: a large tenant's copies of one document state the same values)."""
+        pair = (self._signature(key, i), self._signature(key, j))
+        found = self._disjoint_values.get(pair)
         if found is None:
             found = _disjoint(self.version_values(key, i), self.version_values(key, j))
-            self._versions_disjoint[pair] = found
+            self._disjoint_values[pair] = found
         return found
 
     def _agrees(self, key: _Key, k: int, i: int) -> bool:
