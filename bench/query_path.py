@@ -96,6 +96,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--no-reload", action="store_true", help="skip the reload measurement (minutes under load)"
     )
+    parser.add_argument(
+        "--profile-slowest",
+        type=int,
+        default=0,
+        help="cProfile the N slowest e-mails, one call each",
+    )
+    parser.add_argument(
+        "--no-gc-freeze", action="store_true", help="skip gc.freeze() after the warm-up calls"
+    )
     parser.add_argument("--packs", type=Path, help="write the first round's packs here (JSONL)")
     parser.add_argument("--mix", type=float, default=0.5)
     parser.add_argument("--noise", type=float, default=0.02)

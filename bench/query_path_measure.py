@@ -47,7 +47,9 @@ def measure(db: Any, pipeline: Any, queries: list[dict[str, Any]], args: Any) ->
             "spill_mib": round(snapshot.file_nbytes / 2**20, 1),
         }
         log(f"snapshot {out['snapshot']}; retrieve x{args.rounds * len(queries)}")
-        out["retrieve"] = retrieve_series(retriever, queries, args.rounds, worker, args.packs)
+        out["retrieve"] = retrieve_series(
+            retriever, queries, args.rounds, worker, args.packs, args.no_gc_freeze
+        )
         log("steps alone")
         out["steps"] = steps_alone(retriever, snapshot, queries, worker)
         log("recall against the exact scan")
@@ -57,6 +59,12 @@ def measure(db: Any, pipeline: Any, queries: list[dict[str, Any]], args: Any) ->
             out["reload"] = reload_one_version(retriever, snapshot, queries, worker)
         if args.profile:
             out["profile"] = profile(retriever, queries, worker)
+        if args.profile_slowest:
+            slow = dict.fromkeys(c["case_id"] for c in out["retrieve"]["slowest"])
+            chosen = [q for q in queries if q["case_id"] in slow][: args.profile_slowest]
+            out["profile_slowest"] = {
+                q["case_id"]: profile(retriever, [q], worker, top=20) for q in chosen
+            }
     return out
 
 
@@ -100,12 +108,17 @@ def retrieve_series(
     rounds: int,
     worker: ThreadPoolExecutor,
     packs: Path | None = None,
+    no_freeze: bool = False,
 ) -> dict[str, Any]:
-    """Wall and thread CPU ms of `retrieve`, the library's step timings, GC time, pack hash."""
+    """Wall and thread CPU ms of `retrieve`, the library's step timings, GC time, pack hash;
+    after two warm-up calls the heap is frozen as the service's warm-up does (`heap.py`)
+    unless `no_freeze`."""
+    from kb_retrieval.heap import freeze_heap
     from kb_retrieval.retrieval.pack import dumps_pack
 
     for case in queries[:2]:
         timed(lambda c=case: retrieve(retriever, c), worker)
+    frozen = 0 if no_freeze else freeze_heap()
     gc_ms: list[float] = []
     gc_start: list[float] = []
 
@@ -119,7 +132,7 @@ def retrieve_series(
     steps: dict[str, list[float]] = {}
     digest = hashlib.sha256()
     written: list[dict[str, Any]] = []
-    cases: list[tuple[float, str, int, float, dict[str, float]]] = []
+    cases: list[tuple[float, str, int, float, dict[str, float], float]] = []
     gc.callbacks.append(on_gc)
     try:
         for round_ in range(rounds):
@@ -132,7 +145,7 @@ def retrieve_series(
                 for step, ms in result.timings_ms.items():
                     steps.setdefault(step, []).append(ms)
                 variants = len(result.plan.variants) if result.plan else 0
-                cases.append((cpu, case["case_id"], variants, wall, result.timings_ms))
+                cases.append((cpu, case["case_id"], variants, wall, result.timings_ms, gcs[-1]))
                 if round_ == 0:
                     digest.update(case["case_id"].encode())
                     digest.update(dumps_pack(result.pack).encode())
@@ -145,6 +158,7 @@ def retrieve_series(
         "wall_ms": summary(walls),
         "cpu_ms": summary(cpus),
         "gc_ms": summary(gcs),
+        "gc_frozen_objects": frozen,
         "steps_mean_ms": {k: round(float(np.mean(v)), 2) for k, v in sorted(steps.items())},
         "steps_p95_ms": {
             k: round(float(np.percentile(v, 95)), 2) for k, v in sorted(steps.items())
@@ -159,6 +173,7 @@ def retrieve_series(
                 "variants": c[2],
                 "cpu_ms": round(c[0], 1),
                 "wall_ms": round(c[3], 1),
+                "gc_ms": round(c[5], 2),
                 "timings_ms": c[4],
             }
             for c in sorted(cases, key=lambda c: -c[0])[:5]
@@ -293,7 +308,9 @@ def reload_one_version(
     }
 
 
-def profile(retriever: Any, queries: list[dict[str, Any]], worker: ThreadPoolExecutor) -> list[str]:
+def profile(
+    retriever: Any, queries: list[dict[str, Any]], worker: ThreadPoolExecutor, top: int = 30
+) -> list[str]:
     """cProfile of one pass of `retrieve` over the queries: the top functions by own time and
     the library's functions by cumulative time."""
     profiler = cProfile.Profile()
@@ -307,8 +324,8 @@ def profile(retriever: Any, queries: list[dict[str, Any]], worker: ThreadPoolExe
     worker.submit(run).result()
     text = io.StringIO()
     stats = pstats.Stats(profiler, stream=text)
-    stats.sort_stats("tottime").print_stats(30)
-    stats.sort_stats("cumulative").print_stats("kb_retrieval", 40)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats("kb_retrieval", 40 * top // 30)
     return text.getvalue().splitlines()
 
 
@@ -330,6 +347,7 @@ def render(result: dict[str, Any]) -> str:
     lines.append(f"timings_ms mean: {r['steps_mean_ms']}")
     lines.append(f"timings_ms p95: {r['steps_p95_ms']}")
     lines.append(f"packs sha256 (first round): {r['packs_sha256']}")
+    lines.append(f"objects frozen after warm-up: {r.get('gc_frozen_objects', 0)}")
     lines.append(f"cpu ms by number of variants: {r['cpu_ms_by_variants']}")
     lines += [f"slow: {case}" for case in r["slowest"]]
     s = result["steps"]
@@ -356,4 +374,6 @@ def render(result: dict[str, Any]) -> str:
         lines.append(f"reload after one changed version: {reload}")
         lines += result["reload"]["profile"]
     lines += result.get("profile", [])
+    for case_id, profiled in result.get("profile_slowest", {}).items():
+        lines += [f"profile of {case_id} (one call):", *profiled]
     return "\n".join(lines)

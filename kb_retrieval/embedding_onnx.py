@@ -32,8 +32,9 @@ import numpy as np
 
 ONNX_DIR_ENV = "KB_ONNX_DIR"
 QUERY_ENCODER_ENV = "KB_QUERY_ENCODER"
-# Opt-in: the export with int8 weights (dynamic quantization, per output channel, MatMul nodes
-# only): about half the forward pass's CPU time, vectors 0.98-0.99 cosine of float32's.
+# Default since issue 11 session 8 ("0" for float32): the export with int8 weights (dynamic
+# quantization, per output channel, MatMul nodes only): about half the forward pass's CPU time,
+# vectors 0.98-0.99 cosine of float32's; held-out quality within noise (docs/benchmarks.md).
 QUANTIZED_ENV = "KB_QUERY_ENCODER_INT8"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OPSET = 17
@@ -52,9 +53,9 @@ def query_encoder_choice() -> str:
 
 
 def quantized_choice() -> bool:
-    """Whether `KB_QUERY_ENCODER_INT8` asks for the int8 export ("1"/"true"; "0"/"false"/unset
+    """Whether `KB_QUERY_ENCODER_INT8` asks for the int8 export ("1"/"true"/unset; "0"/"false"
     for float32)."""
-    value = (os.environ.get(QUANTIZED_ENV) or "0").strip().casefold()
+    value = (os.environ.get(QUANTIZED_ENV) or "1").strip().casefold()
     if value not in ("0", "1", "true", "false"):
         raise ValueError(f"{QUANTIZED_ENV} must be 1/true or 0/false, not {value!r}")
     return value in ("1", "true")
@@ -156,6 +157,7 @@ class OnnxQueryEncoder:
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
         path = export_onnx(model_dir, onnx_path(model_dir))
+        self.quantized = quantized
         if quantized:
             path = quantize_onnx(path, quantized_path(path))
         self.session = onnxruntime.InferenceSession(
@@ -169,10 +171,16 @@ class OnnxQueryEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of `texts`: tokenized one by one (no thread pool for a few short
         texts), run in the length groups of `length_groups` (each group padded to its longest
-        text), mean-pooled over each text's own tokens."""
+        text), mean-pooled over each text's own tokens.
+
+        The int8 export runs each text alone: its activations are quantized with one scale per
+        tensor, so in a batch a text's vector would depend on the other texts and the padding
+        (cosine down to 0.978 between a variant alone and in its e-mail's batch)."""
         encodings = [self.tokenizer.encode(text) for text in texts]
         out = np.empty((len(encodings), 0), dtype=np.float32)
-        for group in length_groups([len(e.ids) for e in encodings]):
+        lengths = [len(e.ids) for e in encodings]
+        groups = [[i] for i in range(len(lengths))] if self.quantized else length_groups(lengths)
+        for group in groups:
             pooled = self._run([encodings[i] for i in group])
             if not out.shape[1]:
                 out = np.empty((len(encodings), pooled.shape[1]), dtype=np.float32)

@@ -210,38 +210,84 @@ def _pair_kind(a: ConflictInput, b: ConflictInput, topic: str) -> str | None:
     return None
 
 
-def _reconciled(
-    ordered: Sequence[ConflictInput],
-    facts: Sequence[dict[_Key, tuple[Quantity, ...]]],
-    key: _Key,
-    pair: tuple[int, int],
-) -> bool:
-    """True if a third chunk, at least as authoritative as the better of the pair, states a
-    schedule containing a value of each side (both sides quote the same schedule)."""
-    best_tier = min(ordered[i].category.tier for i in pair)
-    return any(
-        k not in pair
-        and ordered[k].category.tier <= best_tier
-        and key in facts[k]
-        and all(not _disjoint(facts[k][key], facts[i][key]) for i in pair)
-        for k in range(len(ordered))
-    )
+class _PairChecks:
+    """The value comparisons of one `_numeric_conflicts` call, each computed once.
 
+    The pairwise loop asks, for every pair of chunks sharing a key, what each chunk's document
+    version states on the key (a scan of all inputs) and whether a third chunk reconciles the
+    pair (a scan of all inputs with a value comparison each): cubic in the inputs when
+    recomputed. Versions' value lists, version-pair disjointness and chunk-pair agreement are
+    memoised here (agreement by distinct text: a chunk's facts are a function of its text).
+    """
 
-def _version_values(
-    ordered: Sequence[ConflictInput],
-    facts: Sequence[dict[_Key, tuple[Quantity, ...]]],
-    key: _Key,
-    index: int,
-) -> list[Quantity]:
-    """What the document version of chunk `index` states on `key`, over all its chunks given."""
-    version = ordered[index].doc_version_id
-    return [
-        q
-        for k, chunk in enumerate(ordered)
-        if chunk.doc_version_id == version
-        for q in facts[k].get(key, ())
-    ]
+    def __init__(
+        self, ordered: Sequence[ConflictInput], facts: Sequence[dict[_Key, tuple[Quantity, ...]]]
+    ) -> None:
+        self.ordered = ordered
+        self.facts = facts
+        texts: dict[str, int] = {}
+        self.text_ids = [texts.setdefault(chunk.text, len(texts)) for chunk in ordered]
+        self.stating: dict[_Key, list[int]] = {}
+        for k, chunk_facts in enumerate(facts):
+            for key in chunk_facts:
+                self.stating.setdefault(key, []).append(k)
+        self._values: dict[tuple[str, _Key], list[Quantity]] = {}
+        self._signatures: dict[tuple[str, _Key], frozenset[tuple[str, str, float]]] = {}
+        self._disjoint_values: dict[tuple[frozenset[object], frozenset[object]], bool] = {}
+        self._agree: dict[tuple[int, int, _Key], bool] = {}
+
+    def version_values(self, key: _Key, index: int) -> list[Quantity]:
+        """What the document version of chunk `index` states on `key`, over all its chunks."""
+        version = self.ordered[index].doc_version_id
+        found = self._values.get((version, key))
+        if found is None:
+            found = [
+                q
+                for k in self.stating.get(key, ())
+                if self.ordered[k].doc_version_id == version
+                for q in self.facts[k][key]
+            ]
+            self._values[(version, key)] = found
+        return found
+
+    def _signature(self, key: _Key, index: int) -> frozenset[tuple[str, str, float]]:
+        """The (kind, unit, value) set of `version_values`: all `_same_value` reads."""
+        version = (self.ordered[index].doc_version_id, key)
+        found = self._signatures.get(version)
+        if found is None:
+            found = frozenset((q.kind, q.unit, q.value) for q in self.version_values(key, index))
+            self._signatures[version] = found
+        return found
+
+    def versions_disjoint(self, key: _Key, i: int, j: int) -> bool:
+        """The versions of chunks i and j share no value on `key` (compared once per pair of
+        distinct value sets: a large tenant's copies of one document state the same values)."""
+        pair = (self._signature(key, i), self._signature(key, j))
+        found = self._disjoint_values.get(pair)
+        if found is None:
+            found = _disjoint(self.version_values(key, i), self.version_values(key, j))
+            self._disjoint_values[pair] = found
+        return found
+
+    def _agrees(self, key: _Key, k: int, i: int) -> bool:
+        """Chunks k and i (both stating `key`) share a value on it."""
+        pair = (self.text_ids[k], self.text_ids[i], key)
+        found = self._agree.get(pair)
+        if found is None:
+            found = not _disjoint(self.facts[k][key], self.facts[i][key])
+            self._agree[pair] = found
+        return found
+
+    def reconciled(self, key: _Key, pair: tuple[int, int]) -> bool:
+        """True if a third chunk, at least as authoritative as the better of the pair, states a
+        schedule containing a value of each side (both sides quote the same schedule)."""
+        best_tier = min(self.ordered[i].category.tier for i in pair)
+        return any(
+            k not in pair
+            and self.ordered[k].category.tier <= best_tier
+            and all(self._agrees(key, k, i) for i in pair)
+            for k in self.stating[key]
+        )
 
 
 def _labels(quantities: Sequence[Quantity]) -> tuple[str, ...]:
@@ -255,6 +301,7 @@ def _labels(quantities: Sequence[Quantity]) -> tuple[str, ...]:
 
 def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
     facts = [_facts(chunk.text) for chunk in ordered]
+    checks = _PairChecks(ordered, facts)
     groups: dict[tuple[str, _Key], set[int]] = {}
     for i, a in enumerate(ordered):
         for j in range(i + 1, len(ordered)):
@@ -263,11 +310,8 @@ def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
                 kind = _pair_kind(a, b, key[2])
                 if (
                     kind is not None
-                    and _disjoint(
-                        _version_values(ordered, facts, key, i),
-                        _version_values(ordered, facts, key, j),
-                    )
-                    and not _reconciled(ordered, facts, key, (i, j))
+                    and checks.versions_disjoint(key, i, j)
+                    and not checks.reconciled(key, (i, j))
                 ):
                     groups.setdefault((kind, key), set()).update((i, j))
     conflicts: list[Conflict] = []

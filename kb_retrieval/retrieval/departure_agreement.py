@@ -50,9 +50,16 @@ def departures_agree(
     or no answering chunk states a value: nothing shows that they agree."""
     if len(doc_ids) < 2:
         return False
+    memo: dict[str, frozenset[str]] = {}  # per text: answering chunks are among `chunks`
+
+    def values_of(text: str) -> frozenset[str]:
+        if text not in memo:
+            memo[text] = answer_values(plan, text)
+        return memo[text]
+
     stated = {
         doc_id: frozenset().union(
-            *(answer_values(plan, c.text) for c in chunks if c.version.doc_id == doc_id)
+            *(values_of(c.text) for c in chunks if c.version.doc_id == doc_id)
         )
         for doc_id in doc_ids
     }
@@ -60,7 +67,7 @@ def departures_agree(
     for chunk in answering:
         if chunk.version.doc_id not in doc_ids:
             continue
-        values = answer_values(plan, chunk.text)
+        values = values_of(chunk.text)
         if not values:
             continue
         compared = True

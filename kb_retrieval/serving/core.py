@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import jsonschema
 
 from kb_retrieval.db.connection import TENANT_ID_PATTERN, UnknownTenantError
+from kb_retrieval.heap import freeze_heap
 from kb_retrieval.retrieval.pack import pack_schema
 from kb_retrieval.retrieval.snapshot import SnapshotKey
 from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
@@ -135,7 +136,8 @@ class ServingCore:
             raise ApiError(404, "unknown_tenant", str(error), "tenant") from error
 
     def warm_up(self) -> dict[str, int]:
-        """Load the model and every registered tenant's snapshot; then the service is ready."""
+        """Load the model and every registered tenant's snapshot, freeze what is loaded out of
+        the garbage collector's scans (`heap.py`); then the service is ready."""
         retriever = self.kb.retriever
         retriever.embedder.embed_query(["warm-up"])
         versions, config = retriever.versions, retriever.config
@@ -160,6 +162,7 @@ class ServingCore:
                     max_bytes=config.snapshot_cache_mb * 1024**2,
                 )
             loaded[tenant_id] = generation
+        freeze_heap()
         self.ready = True
         return loaded
 
