@@ -122,6 +122,7 @@ def cross_validate(
                 train,
                 fitted_on=f"leave-one-out: all but {tenant}",
                 calibration_label=calibration_label,
+                ranker=base.learned_ranker,
             )
             models[tenant] = model.model_dump()
             config = base.model_copy(update={"answerability": model})

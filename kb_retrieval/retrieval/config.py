@@ -145,6 +145,11 @@ class RetrievalConfig(BaseModel):
         "finds the email likely answered (>= unknown_threshold) and it is sensitive or "
         "policy-like: NEEDS_REVIEW (LOW_CONFIDENCE) instead of UNKNOWN (docs/retrieval.md 7)",
     )
+    learned_ranker: bool = Field(
+        False,
+        description="relevance (ordering, floors) = the pairwise ranker's probability "
+        "(answerability.json key `ranker`, ranker.py; docs/retrieval.md section 7, session 8)",
+    )
     sentence_features: bool = Field(
         False,
         description="best-sentence cosine features from the sentence vectors stored at "

@@ -16,6 +16,7 @@ from kb_retrieval.retrieval.answerability import (
 )
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
+from kb_retrieval.retrieval.ranker import add_rank_features
 from kb_retrieval.text.analyzer import analyze
 
 EXPANSION_DISCOUNT = 0.9
@@ -188,16 +189,24 @@ def score_pool(
     idf: dict[str, float],
     as_of: date,
     config: RetrievalConfig,
+    *,
+    policy_like: bool = False,
 ) -> None:
     """Pool features, confidence (answerability), relevance and rank score of every candidate."""
     add_gap_features([c.features for c in pool])
     add_query_term_features(
         [c.features for c in pool], [c.term_freqs for c in pool], direct_terms, idf
     )
+    add_rank_features(pool, policy_like=policy_like, direct_terms=direct_terms, idf=idf)
     for cand in pool:
         cand.confidence = answerability(cand, config)
         if config.answerability_orders:
-            cand.relevance = config.answerability.probability(cand.features)
+            model = config.answerability
+            cand.relevance = (
+                model.relevance(cand.features)
+                if config.learned_ranker
+                else model.probability(cand.features)
+            )
         else:
             cand.relevance = confidence(
                 cand.vector, cand.coverage, cand.bm25, config.relevance, cand.passage
