@@ -201,9 +201,12 @@ def pair_design(rows: Sequence[Row], names: Sequence[str]) -> tuple[np.ndarray, 
 
 
 # Ranker features whose weight may be negative (the rest are match strengths, kept >= 0).
+# Whole-chunk coverage is free: next to passage coverage, words matched far apart in a long
+# chunk are what a distractor looks like (docs/retrieval.md section 7, session 8).
 RANK_FREE = FREE_FEATURES | frozenset(
     {"lexical_top1", "seen_share", "log_length", "first_chunk", "document_vector_gap"}
     | {"policy_high", "policy_itinerary", "policy_faq", "policy_low_tier"}
+    | {"coverage_direct", "coverage_best"}
 )
 
 

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from kb_eval.answerability_fit import RANK_FEATURES, Row, fit_answerability, fit_ranker
+from kb_eval.calibration import ece_noise_floor
+from kb_eval.cross_validation import _best_chunk
 from kb_retrieval.models import Category
 from kb_retrieval.retrieval.answerability import FEATURE_NAMES, AnswerabilityModel, default_model
 from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
@@ -163,3 +165,43 @@ def test_the_stored_ranker_prefers_a_stronger_match_and_is_off_by_default():
     for name in ("vector_direct", "passage_direct", "title_coverage"):
         if ranker.weights.get(name, 0.0):
             assert ranker.relevance({**base, name: 0.9}) > ranker.relevance(base)
+
+
+def test_cv_figures_count_answerable_cases_whose_first_pack_chunk_holds_a_quote():
+    details = [
+        {"expected_outcome": "OK_TO_DRAFT", "pack_gains": [1, 0, 1]},
+        {"expected_outcome": "OK_TO_DRAFT", "pack_gains": [0, 1]},
+        {"expected_outcome": "OK_TO_DRAFT", "pack_gains": []},
+        {"expected_outcome": "UNKNOWN", "pack_gains": [1]},
+    ]
+    figures = _best_chunk(details)
+    assert figures["best_chunk_quote"] == 1
+    assert figures["best_chunk_quote_rate"] == pytest.approx(1 / 3)
+    assert _best_chunk([])["best_chunk_quote_rate"] == 0.0
+
+
+def test_the_ece_noise_floor_is_what_a_calibrated_predictor_shows_on_few_cases():
+    rng = np.random.default_rng(1)
+    confidences = rng.uniform(0.3, 0.95, size=40).round(3).tolist()
+    few = [(c, False) for c in confidences]
+    floor = ece_noise_floor(few)
+    assert floor == ece_noise_floor(few)  # seeded: deterministic
+    assert 0.05 < floor < 0.25  # 40 cases: sampling alone gives this much
+    many = [(c, False) for c in confidences * 50]
+    assert ece_noise_floor(many) < floor / 3
+    assert ece_noise_floor([]) == 0.0
+
+
+def test_the_floors_stay_on_the_chunk_probability_unless_ranker_floors_is_set():
+    ranker = RankerModel(weights={"title_coverage": 6.0}, bias=-4.0, slope=1.0)
+    model = AnswerabilityModel(bias=0.0, weights={"vector_best": 2.0}, ranker=ranker)
+    base = RetrievalConfig(answerability=model, learned_ranker=True)
+    for ranker_floors in (False, True):
+        config = replace_config(base, ranker_floors=ranker_floors)
+        pool = [_candidate("terms_2", Category.TERMS_POLICY, doc="terms", vector=0.6)]
+        score_pool(pool, ["deposit"], {"deposit": 1.0}, date(2026, 11, 1), config)
+        chunk_probability = model.probability(pool[0].features)
+        expected = ranker.relevance(pool[0].features) if ranker_floors else chunk_probability
+        assert pool[0].relevance == pytest.approx(expected)
+        # The order always follows the ranker's probability (plus the soft signals).
+        assert pool[0].rank_score < chunk_probability

@@ -147,8 +147,13 @@ class RetrievalConfig(BaseModel):
     )
     learned_ranker: bool = Field(
         False,
-        description="relevance (ordering, floors) = the pairwise ranker's probability "
+        description="candidates ordered by the pairwise ranker's probability "
         "(answerability.json key `ranker`, ranker.py; docs/retrieval.md section 7, session 8)",
+    )
+    ranker_floors: bool = Field(
+        False,
+        description="with learned_ranker: the floors and the low-relevance line read the "
+        "ranker's probability too (off: the chunk probability)",
     )
     sentence_features: bool = Field(
         False,
