@@ -176,9 +176,18 @@ def fit_answerability(
             "calibration_slope": b,
             "fitted_on": fitted_on,
             "case": fit_case_model(rows, scorers, fitted_on),
-            "ranker": fit_ranker(rows, fitted_on) if ranker else None,
+            "ranker": fit_ranker(rows, fitted_on) if ranker and rankable(rows) else None,
         }
     )
+
+
+def rankable(rows: Sequence[Row]) -> bool:
+    """Some case has a quote-holding and another candidate (else no ranker is fitted and the
+    chunk probability orders)."""
+    by_case: dict[str, set[bool]] = {}
+    for row in rows:
+        by_case.setdefault(row.case_id, set()).add(row.label)
+    return any(len(labels) == 2 for labels in by_case.values())
 
 
 def pair_design(rows: Sequence[Row], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -128,6 +128,9 @@ def test_fit_answerability_adds_the_ranker_only_when_asked():
     names = ("bm25_best", "sentence_best")
     assert fit_answerability(rows, "x", names=names).ranker is not None
     assert fit_answerability(rows, "x", names=names, ranker=False).ranker is None
+    # Nothing to rank (no case with a quote-holding candidate): no ranker, no error.
+    unlabelled = [replace(r, label=False) for r in rows]
+    assert fit_answerability(unlabelled, "x", names=names).ranker is None
     assert "pool_absent_share" not in RANK_FEATURES  # constant within a case: no ranking signal
 
 
