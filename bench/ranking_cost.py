@@ -4,7 +4,8 @@
 
 Every golden case of `--golden` (PATH@AS_OF, repeatable) is retrieved twice per round through
 `Retriever.retrieve` (TTL cache off, audit off; the second pass is timed), in a subprocess per
-tree, alternating trees for `--rounds` rounds, against the index under KB_HOME. Reports p50/p95
+tree, alternating trees for `--rounds` rounds, against the index under KB_HOME. KB_RETRIEVAL_*
+variables configure both trees (`RetrievalConfig.from_env`; a tree ignores a field it lacks). Reports p50/p95
 of `timings_ms["ranking"]` and `["total"]` per tree and this tree's ratio to the baseline.
 """
 
@@ -30,7 +31,7 @@ from kb_eval.golden import load_golden
 from kb_eval.golden_eval import _email_payload
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.service import open_knowledge_base
-kb = open_knowledge_base(config=RetrievalConfig(cache_ttl_seconds=0))
+kb = open_knowledge_base(config=RetrievalConfig.from_env().model_copy(update={"cache_ttl_seconds": 0}))
 kb.retriever.audit = False
 cases = []
 for spec in sys.argv[1:]:

@@ -24,6 +24,7 @@ from kb_retrieval.retrieval.case_answerability import (
     ChunkScorer,
     case_features,
 )
+from kb_retrieval.retrieval.ranker import RANK_ONLY_FEATURES, RankerModel
 from kb_retrieval.retrieval.retriever import Retriever
 
 # Features whose weight may be negative (the rest are match strengths, kept >= 0).
@@ -33,6 +34,10 @@ FREE_FEATURES = frozenset(
     | {"pool_absent_share", "key_terms_missing"}
 )
 L2 = 1.0
+RANK_FEATURES: tuple[str, ...] = (
+    *(n for n in FEATURE_NAMES if n != "pool_absent_share"),
+    *RANK_ONLY_FEATURES,
+)
 
 
 @dataclass(frozen=True)
@@ -157,9 +162,11 @@ def fit_answerability(
     names: Sequence[str] = FEATURE_NAMES,
     calibration_label: str = "answerable",
     nested: bool = True,
+    ranker: bool = True,
 ) -> AnswerabilityModel:
     """The chunk model on every row, then its recalibration and the case model fitted on
-    out-of-fold chunk scores (`out_of_fold_scorers`; nested=False: on the in-sample scores)."""
+    out-of-fold chunk scores (`out_of_fold_scorers`; nested=False: on the in-sample scores),
+    and the pairwise ranker (`fit_ranker`; ranker=False: order by the chunk probability)."""
     chunk_model = fit_chunk_model(rows, names)
     scorers: Scorers = out_of_fold_scorers(rows, names) if nested else chunk_model
     a, b = fit_calibration(rows, scorers, calibration_label)
@@ -169,7 +176,80 @@ def fit_answerability(
             "calibration_slope": b,
             "fitted_on": fitted_on,
             "case": fit_case_model(rows, scorers, fitted_on),
+            "ranker": fit_ranker(rows, fitted_on) if ranker and rankable(rows) else None,
         }
+    )
+
+
+def rankable(rows: Sequence[Row]) -> bool:
+    """Some case has a quote-holding and another candidate (else no ranker is fitted and the
+    chunk probability orders)."""
+    by_case: dict[str, set[bool]] = {}
+    for row in rows:
+        by_case.setdefault(row.case_id, set()).add(row.label)
+    return any(len(labels) == 2 for labels in by_case.values())
+
+
+def pair_design(rows: Sequence[Row], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """One row per (quote-holding, other) candidate pair of a case and its mirror image:
+    the difference of their features, label 1 for (holding - other), 0 for the reverse."""
+    by_case: dict[str, list[Row]] = {}
+    for row in rows:
+        by_case.setdefault(row.case_id, []).append(row)
+    blocks = []
+    for case_id in sorted(by_case):
+        x = design(sorted(by_case[case_id], key=lambda r: r.rank), names)[:, 1:]
+        labels = np.array([r.label for r in sorted(by_case[case_id], key=lambda r: r.rank)])
+        positives, negatives = x[labels], x[~labels]
+        if len(positives) and len(negatives):
+            blocks.append((positives[:, None, :] - negatives[None, :, :]).reshape(-1, len(names)))
+    if not blocks:
+        raise ValueError("no case has both a quote-holding and another candidate to rank")
+    diffs = np.vstack(blocks)
+    return np.vstack([diffs, -diffs]), np.concatenate([np.ones(len(diffs)), np.zeros(len(diffs))])
+
+
+# Ranker features whose weight may be negative (the rest are match strengths, kept >= 0).
+# Whole-chunk coverage is free: next to passage coverage, words matched far apart in a long
+# chunk are what a distractor looks like (docs/retrieval.md section 7, session 8).
+RANK_FREE = FREE_FEATURES | frozenset(
+    {"lexical_top1", "seen_share", "log_length", "first_chunk", "document_vector_gap"}
+    | {"policy_high", "policy_itinerary", "policy_faq", "policy_low_tier"}
+    | {"coverage_direct", "coverage_best"}
+)
+
+
+def fit_ranker(
+    rows: Sequence[Row], fitted_on: str, names: Sequence[str] = RANK_FEATURES
+) -> RankerModel:
+    """Pairwise logistic ranker (ranker.py): within each case, every quote-holding candidate
+    against every other (a match-strength feature with a negative slope is dropped, as in
+    `fit_chunk_model`); then its scores Platt-scaled on every row against the quote label,
+    with `pool_absent_share` (constant within a case, so the order is the ranker's)."""
+    x, y = pair_design(rows, names)
+    x = np.hstack([np.zeros((len(x), 1)), x])
+    active = list(range(x.shape[1]))
+    while True:
+        w = np.zeros(x.shape[1])
+        w[active] = fit_logistic(x[:, active], y)
+        negative = [i for i in active[1:] if w[i] < 0 and names[i - 1] not in RANK_FREE]
+        if not negative:
+            break
+        active.remove(min(negative, key=lambda i: w[i]))
+    w = w[1:]
+    scores = design(rows, names)[:, 1:] @ w
+    absent = np.array([r.features.get("pool_absent_share", 0.0) for r in rows])
+    labels = np.array([float(r.label) for r in rows])
+    bias, slope, absent_weight = fit_logistic(
+        np.column_stack([np.ones(len(rows)), scores, absent]), labels, l2=1e-3
+    )
+    weights = {name: round(float(w[i]), 4) for i, name in enumerate(names) if w[i] != 0}
+    return RankerModel(
+        weights=weights,
+        bias=round(float(bias), 4),
+        slope=round(float(max(slope, 1e-3)), 4),
+        absent_weight=round(float(absent_weight), 4),
+        fitted_on=fitted_on,
     )
 
 

@@ -6,6 +6,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from kb_eval.golden import GoldenCase
@@ -184,3 +185,27 @@ def recall_by_reason_code(
         for code, values in sorted(groups.items())
     ]
     return pd.DataFrame(rows, columns=["reason_code", "cases", "recall_at_10"])
+
+
+def ece_noise_floor(
+    pairs: Iterable[tuple[float, bool]], n_bins: int = 10, draws: int = 200, seed: int = 0
+) -> float:
+    """The mean ECE of a perfectly calibrated predictor with these confidences: each label
+    drawn as Bernoulli(confidence), `draws` times (seeded, so deterministic). An ECE near this
+    value on few pairs is what sampling alone gives, not a calibration error."""
+    confidences = np.array([c for c, _ in _checked(pairs)])
+    if confidences.size == 0:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    values = [
+        expected_calibration_error(
+            zip(
+                confidences.tolist(),
+                (rng.random(confidences.size) < confidences).tolist(),
+                strict=True,
+            ),
+            n_bins,
+        )
+        for _ in range(draws)
+    ]
+    return math.fsum(values) / draws

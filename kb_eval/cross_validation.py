@@ -18,6 +18,7 @@ from kb_eval.answerability_fit import Row, collect_rows, fit_answerability
 from kb_eval.calibration import (
     case_confidence_pairs,
     chunk_confidence_pairs,
+    ece_noise_floor,
     expected_calibration_error,
     top_chunk_pairs,
 )
@@ -81,13 +82,28 @@ def _answerable_unknown(details: Sequence[dict[str, Any]]) -> dict[str, float | 
     }
 
 
+def _best_chunk(details: Sequence[dict[str, Any]]) -> dict[str, float | int]:
+    """How many answerable cases (expecting OK_TO_DRAFT) have a relevant quote in the pack's
+    first chunk (the learned ranker's target, docs/retrieval.md section 7, session 8)."""
+    answerable = [d for d in details if d["expected_outcome"] == "OK_TO_DRAFT"]
+    holds = sum(1 for d in answerable if d["pack_gains"][:1] == [1])
+    return {
+        "best_chunk_quote": holds,
+        "best_chunk_quote_rate": holds / len(answerable) if answerable else 0.0,
+    }
+
+
 def _figures(cases: Sequence[GoldenCase], run_details: list[dict[str, Any]], results: Any) -> dict:
     metrics = dict(aggregate(run_details))
     metrics.update(_answerable_unknown(run_details))
+    metrics.update(_best_chunk(run_details))
     metrics["cases"] = len(run_details)
     metrics["unsafe_passes"] = sum(1 for d in run_details if d["unsafe_pass"])
     metrics["ece_chunks"] = expected_calibration_error(chunk_confidence_pairs(cases, results))
-    metrics["ece_top_chunk"] = expected_calibration_error(top_chunk_pairs(cases, results))
+    top = top_chunk_pairs(cases, results)
+    metrics["ece_top_chunk"] = expected_calibration_error(top)
+    # What a perfectly calibrated top confidence would show on these cases (sampling alone).
+    metrics["ece_top_chunk_floor"] = ece_noise_floor(top)
     metrics["ece_cases"] = expected_calibration_error(case_confidence_pairs(cases, results))
     metrics["ece_chunk_probability"] = expected_calibration_error(
         chunk_confidence_pairs(cases, results, score="relevance")
@@ -122,6 +138,7 @@ def cross_validate(
                 train,
                 fitted_on=f"leave-one-out: all but {tenant}",
                 calibration_label=calibration_label,
+                ranker=base.learned_ranker,
             )
             models[tenant] = model.model_dump()
             config = base.model_copy(update={"answerability": model})
@@ -212,8 +229,10 @@ TABLE_COLUMNS = (
     ("unsafe_passes", "unsafe", "{:d}"),
     ("must_not_cite_violations", "must-not-cite", "{:d}"),
     ("answerable_unknown_rate", "answerable->UNKNOWN", "{:.3f}"),
+    ("best_chunk_quote_rate", "best chunk holds a quote", "{:.3f}"),
     ("ece_chunks", "ECE (pack chunks)", "{:.3f}"),
     ("ece_top_chunk", "ECE (top chunk)", "{:.3f}"),
+    ("ece_top_chunk_floor", "ECE floor (top chunk, calibrated)", "{:.3f}"),
     ("ece_cases", "ECE (top, outcome)", "{:.3f}"),
     ("ece_chunk_probability", "ECE (pack chunks, chunk probability)", "{:.3f}"),
 )

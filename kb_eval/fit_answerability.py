@@ -2,10 +2,11 @@
 
     python -m kb_eval.fit_answerability data/golden/golden.jsonl@2026-11-15 \
         ../shared/data/devset/golden.jsonl@2026-11-22 [--out kb_retrieval/retrieval/answerability.json]
-        [--case-only]
+        [--case-only | --ranker-only]
 
 `--case-only` keeps the stored chunk model and fits only its recalibration and the case-level
-model (`case_answerability.py`). The recalibration and the case model are fitted on out-of-fold chunk
+model (`case_answerability.py`); `--ranker-only` keeps everything stored and refits only the
+pairwise ranker (`ranker.py`, `answerability_fit.fit_ranker`). The recalibration and the case model are fitted on out-of-fold chunk
 scores (each operator scored by the chunk model fitted on the others,
 `answerability_fit.out_of_fold_scorers`). Each golden file is retrieved at its own as-of date
 (PATH@YYYY-MM-DD). The model measured by `kb eval ... --cv tenant` is this fit, repeated with
@@ -24,6 +25,7 @@ from kb_eval.answerability_fit import (
     fit_answerability,
     fit_calibration,
     fit_case_model,
+    fit_ranker,
     out_of_fold_scorers,
 )
 from kb_eval.cross_validation import load_case_sets, parse_golden_spec
@@ -42,7 +44,14 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="keep the stored chunk model; refit its calibration and the case model",
     )
+    parser.add_argument(
+        "--ranker-only",
+        action="store_true",
+        help="keep the stored chunk, calibration and case models; refit the ranker",
+    )
     args = parser.parse_args(argv)
+    if args.case_only and args.ranker_only:
+        parser.error("--case-only and --ranker-only refit different parts: choose one")
     default_day = date.fromisoformat(args.as_of) if args.as_of else date.today()
     sets = load_case_sets([parse_golden_spec(spec, default_day) for spec in args.golden])
     config = RetrievalConfig.from_env().model_copy(update={"cache_ttl_seconds": 0.0})
@@ -52,7 +61,9 @@ def main(argv: list[str] | None = None) -> None:
     tenants = sorted({r.tenant_id for r in rows})
     files = ", ".join(f"{s.path.parent.name}/{s.path.name}@{s.as_of}" for s in sets)
     fitted_on = f"{len(rows)} candidates of {len(tenants)} operators ({files})"
-    if args.case_only:
+    if args.ranker_only:
+        model = default_model().model_copy(update={"ranker": fit_ranker(rows, fitted_on)})
+    elif args.case_only:
         stored = default_model()
         scorers = out_of_fold_scorers(rows)
         a, b = fit_calibration(rows, scorers)

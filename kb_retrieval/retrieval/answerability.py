@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
 from kb_retrieval.query.answer_type import answer_type_match, stated_kinds
 from kb_retrieval.retrieval.case_answerability import CaseAnswerabilityModel
+from kb_retrieval.retrieval.ranker import RankerModel
 
 MODEL_PATH = Path(__file__).with_name("answerability.json")
 BM25_HALF = 8.0
@@ -70,6 +71,7 @@ class AnswerabilityModel(BaseModel):
     calibration_slope: float = 1.0
     fitted_on: str = ""
     case: CaseAnswerabilityModel | None = None
+    ranker: RankerModel | None = None
 
     def score(self, features: Mapping[str, float]) -> float:
         """The linear score (log-odds that this chunk contains an answer)."""
@@ -78,6 +80,13 @@ class AnswerabilityModel(BaseModel):
     def probability(self, features: Mapping[str, float]) -> float:
         """Probability that this chunk contains an answer (orders candidates, marks low relevance)."""
         return _sigmoid(self.score(features))
+
+    def relevance(self, features: Mapping[str, float]) -> float:
+        """The probability that orders candidates and carries the floors: the learned ranker's
+        when the model has one (ranker.py), else the chunk probability."""
+        if self.ranker is not None:
+            return self.ranker.relevance(features)
+        return self.probability(features)
 
     def confidence(self, features: Mapping[str, float]) -> float:
         """Probability that the email is answered when this chunk is the best evidence: the

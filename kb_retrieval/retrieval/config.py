@@ -145,6 +145,16 @@ class RetrievalConfig(BaseModel):
         "finds the email likely answered (>= unknown_threshold) and it is sensitive or "
         "policy-like: NEEDS_REVIEW (LOW_CONFIDENCE) instead of UNKNOWN (docs/retrieval.md 7)",
     )
+    learned_ranker: bool = Field(
+        False,
+        description="candidates ordered by the pairwise ranker's probability "
+        "(answerability.json key `ranker`, ranker.py; docs/retrieval.md section 7, session 8)",
+    )
+    ranker_floors: bool = Field(
+        False,
+        description="with learned_ranker: the floors and the low-relevance line read the "
+        "ranker's probability too (off: the chunk probability)",
+    )
     sentence_features: bool = Field(
         False,
         description="best-sentence cosine features from the sentence vectors stored at "

@@ -16,6 +16,7 @@ from kb_retrieval.retrieval.answerability import (
 )
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
+from kb_retrieval.retrieval.ranker import add_rank_features
 from kb_retrieval.text.analyzer import analyze
 
 EXPANSION_DISCOUNT = 0.9
@@ -162,10 +163,13 @@ def is_stale(last_reviewed_at: date | None, as_of: date, config: RetrievalConfig
     return last_reviewed_at is None or (as_of - last_reviewed_at).days > config.stale_after_days
 
 
-def rank_score(candidate: Candidate, as_of: date, config: RetrievalConfig) -> float:
-    """Confidence plus the soft signals of spec 6.2 (ordering only, never the tier)."""
+def rank_score(
+    candidate: Candidate, as_of: date, config: RetrievalConfig, base: float | None = None
+) -> float:
+    """Relevance (or `base`: the learned ranker's probability) plus the soft signals of spec
+    6.2 (ordering only, never the tier)."""
     version = candidate.version
-    score = candidate.relevance
+    score = candidate.relevance if base is None else base
     score += config.priority_weight * max(
         -config.priority_cap, min(config.priority_cap, version.priority)
     )
@@ -188,18 +192,27 @@ def score_pool(
     idf: dict[str, float],
     as_of: date,
     config: RetrievalConfig,
+    *,
+    policy_like: bool = False,
 ) -> None:
     """Pool features, confidence (answerability), relevance and rank score of every candidate."""
     add_gap_features([c.features for c in pool])
     add_query_term_features(
         [c.features for c in pool], [c.term_freqs for c in pool], direct_terms, idf
     )
+    add_rank_features(pool, policy_like=policy_like, direct_terms=direct_terms, idf=idf)
     for cand in pool:
         cand.confidence = answerability(cand, config)
+        order = None
         if config.answerability_orders:
-            cand.relevance = config.answerability.probability(cand.features)
+            model = config.answerability
+            cand.relevance = model.probability(cand.features)
+            if config.learned_ranker:
+                order = model.relevance(cand.features)
+                if config.ranker_floors:
+                    cand.relevance = order
         else:
             cand.relevance = confidence(
                 cand.vector, cand.coverage, cand.bm25, config.relevance, cand.passage
             )
-        cand.rank_score = rank_score(cand, as_of, config)
+        cand.rank_score = rank_score(cand, as_of, config, order)
