@@ -1,5 +1,6 @@
-"""BM25 postings in PostgreSQL (issue 11, migration 0010): written with the chunks, read by the
-PostgreSQL path's lexical leg under row-level security, equal to the chunk-scan statements."""
+"""BM25 postings in PostgreSQL (issue 11, migration 0010): kept by the tenants that opt in with
+`kb index postings` (then written with the chunks), read by the PostgreSQL path's lexical leg
+under row-level security, equal to the chunk-scan statements."""
 
 from __future__ import annotations
 
@@ -35,6 +36,14 @@ QUESTIONS = [
 ]
 
 
+@pytest.fixture
+def demo_postings(db, demo_index):
+    """The demo tenants with their postings (the backfill is idempotent: once per session)."""
+    for tenant_id in demo_index:
+        backfill_postings(db, tenant_id)
+    return demo_index
+
+
 def _scope(conn: Any, pipeline: Any, tenant_id: str, as_of: date = AS_OF) -> legs.Scope:
     v = pipeline.versions
     base = {"tenant_id": tenant_id, **asdict(v), "as_of": as_of}
@@ -54,8 +63,8 @@ def _both_statements(conn: Any, scope: legs.Scope, variants: list[list[str]]) ->
     return sorted(from_chunks), sorted(from_postings)
 
 
-def test_ingestion_writes_one_posting_per_chunk_term(db, real_pipeline, demo_index):
-    for tenant_id in demo_index:
+def test_postings_are_one_per_chunk_term(db, real_pipeline, demo_postings):
+    for tenant_id in demo_postings:
         with db.tenant(tenant_id) as conn:
             expected = conn.execute(
                 "SELECT c.id, t.term, t.tf::int, c.term_count, c.doc_version_id "
@@ -82,10 +91,10 @@ def test_ingestion_writes_one_posting_per_chunk_term(db, real_pipeline, demo_ind
 
 @pytest.mark.parametrize("as_of", [AS_OF, date(2025, 3, 1)])
 def test_the_postings_give_the_chunk_statements_ranking_and_statistics(
-    db, real_pipeline, demo_index, as_of
+    db, real_pipeline, demo_postings, as_of
 ):
     compared = 0
-    for tenant_id in demo_index:
+    for tenant_id in demo_postings:
         with db.tenant(tenant_id) as conn:
             conn.execute(sql.FORCE_CUSTOM_PLANS)
             scope = _scope(conn, real_pipeline, tenant_id, as_of)
@@ -105,7 +114,7 @@ def test_the_postings_give_the_chunk_statements_ranking_and_statistics(
     assert compared > 20 or as_of < AS_OF, compared
 
 
-def test_a_build_without_postings_is_served_from_the_chunks(db, real_pipeline, demo_index):
+def test_a_build_without_postings_is_served_from_the_chunks(db, real_pipeline, demo_postings):
     variants = [analyze(QUESTIONS[0][0])]
     with db.tenant("alpine-treks") as conn:
         scope = _scope(conn, real_pipeline, "alpine-treks")
@@ -126,7 +135,7 @@ def test_a_build_without_postings_is_served_from_the_chunks(db, real_pipeline, d
     assert fallback_idf == idf
 
 
-def test_deleting_chunks_deletes_their_postings(db, demo_index):
+def test_deleting_chunks_deletes_their_postings(db, demo_postings):
     with db.tenant("coastal-kayak") as conn:
         version = conn.execute("SELECT min(doc_version_id) FROM chunks").fetchone()[0]
         with conn.transaction(force_rollback=True):
@@ -140,7 +149,7 @@ def test_deleting_chunks_deletes_their_postings(db, demo_index):
     assert before > 0 and after == 0
 
 
-def test_postings_are_tenant_scoped_for_the_application_role(db, demo_index):
+def test_postings_are_tenant_scoped_for_the_application_role(db, demo_postings):
     with db.admin() as conn:
         flags = conn.execute(
             "SELECT relrowsecurity, relforcerowsecurity FROM pg_class WHERE relname = %s",
@@ -179,7 +188,7 @@ def test_postings_are_tenant_scoped_for_the_application_role(db, demo_index):
         )
 
 
-def test_the_application_role_reads_postings_through_the_btree(db, real_pipeline, demo_index):
+def test_the_application_role_reads_postings_through_the_btree(db, real_pipeline, demo_postings):
     with db.tenant("alpine-treks") as conn:
         conn.execute(sql.FORCE_CUSTOM_PLANS)
         conn.execute("SET LOCAL enable_seqscan = off")  # the demo tables are tiny
@@ -191,12 +200,56 @@ def test_the_application_role_reads_postings_through_the_btree(db, real_pipeline
     assert "term = ANY" in plan and "Index Only Scan" in plan
 
 
+NEW_DOCUMENT = """
+  - doc_id: ferry-notes
+    doc_version_id: docv_ferry_notes_v1
+    title: Ferry Notes
+    category: faq
+    source: ferry-notes.md
+    last_reviewed_at: 2026-10-01
+"""
+
+
+def test_ingestion_writes_postings_only_for_a_tenant_that_keeps_them(db, tmp_path):
+    pipeline = IngestionPipeline(db, FakeHashEmbedder())
+    folder = copy_tenant(tmp_path, "coastal-kayak", "postings-optin")
+    registration = pipeline.register(folder)
+    tenant = registration.tenant_id
+    for version in registration.registered:
+        pipeline.run_all(tenant, version)
+    count = "SELECT count(*) FROM chunk_postings"
+    with db.tenant(tenant) as conn:
+        assert conn.execute(count).fetchone() == (0,)
+        kept = conn.execute("SELECT count(*) FROM doc_builds WHERE term_total IS NOT NULL")
+        assert kept.fetchone() == (0,)
+    assert backfill_postings(db, tenant).postings > 0
+    with db.tenant(tenant) as conn:
+        before = conn.execute(count).fetchone()[0]
+    (folder / "ferry-notes.md").write_text(
+        "# Ferry Notes\n\nThe water taxi to the launch beach leaves the marina at seven.\n", "utf-8"
+    )
+    with (folder / "kb.yaml").open("a", encoding="utf-8") as manifest:
+        manifest.write(NEW_DOCUMENT)
+    assert pipeline.register(folder).registered == [*registration.registered, "docv_ferry_notes_v1"]
+    pipeline.run_all(tenant, "docv_ferry_notes_v1")
+    with db.tenant(tenant) as conn:
+        new = conn.execute(
+            "SELECT count(*) FROM chunk_postings WHERE doc_version_id = 'docv_ferry_notes_v1'"
+        ).fetchone()[0]
+        total = conn.execute(
+            "SELECT term_total FROM doc_builds WHERE doc_version_id = 'docv_ferry_notes_v1'"
+        ).fetchone()[0]
+        assert conn.execute(count).fetchone()[0] == before + new
+    assert new > 0 and total and total > 0
+
+
 def test_backfill_writes_what_ingestion_writes_and_resumes(db, tmp_path):
     pipeline = IngestionPipeline(db, FakeHashEmbedder())
     registration = pipeline.register(copy_tenant(tmp_path, "coastal-kayak", "postings-fill"))
     tenant = registration.tenant_id
     for version in registration.registered:
         pipeline.run_all(tenant, version)
+    backfill_postings(db, tenant)
     read = (
         "SELECT term, chunk_pk, doc_version_id, parser_version, chunker_version, tf, term_count "
         "FROM chunk_postings ORDER BY 1, 2"

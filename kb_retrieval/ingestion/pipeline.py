@@ -129,8 +129,12 @@ Step = Callable[..., "StepReport"]
 
 
 def write_postings(conn: Any, tenant_id: str, key: dict[str, str]) -> None:
-    """The BM25 postings of the version's stored chunks and its builds' `term_total`."""
+    """The BM25 postings of the version's stored chunks and its builds' `term_total`, for a
+    tenant that keeps postings (opted in by `kb index postings`); other tenants' PostgreSQL
+    lexical leg reads the chunks."""
     params = {**key, "tenant_id": tenant_id, "versions": [key["doc_version_id"]]}
+    if not conn.execute(sql.TENANT_KEEPS_POSTINGS, params).fetchone()[0]:
+        return
     conn.execute(sql.INSERT_POSTINGS, params)
     conn.execute(sql.SET_BUILD_TERM_TOTAL, params)
 

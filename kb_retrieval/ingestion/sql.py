@@ -160,6 +160,13 @@ LEFT JOIN (
 WHERE b.tenant_id = %(tenant_id)s AND b.doc_version_id = u.doc_version_id
   AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
 """
+# A tenant keeps postings once `kb index postings` (or an earlier ingest) wrote any: only then does
+# ingestion write a new version's postings (they cost ingestion time and storage).
+TENANT_KEEPS_POSTINGS = """
+SELECT EXISTS (
+    SELECT 1 FROM doc_builds WHERE tenant_id = %(tenant_id)s AND term_total IS NOT NULL
+)
+"""
 # Builds whose chunks exist but have no postings yet (stored before migration 0010), by pipeline.
 SELECT_BUILDS_WITHOUT_POSTINGS = """
 SELECT DISTINCT parser_version, chunker_version, doc_version_id FROM doc_builds
