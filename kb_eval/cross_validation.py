@@ -20,6 +20,7 @@ from kb_eval.calibration import (
     chunk_confidence_pairs,
     ece_noise_floor,
     expected_calibration_error,
+    outcome_confusion,
     top_chunk_pairs,
 )
 from kb_eval.golden import GoldenCase, load_golden
@@ -91,6 +92,12 @@ def _best_chunk(details: Sequence[dict[str, Any]]) -> dict[str, float | int]:
         "best_chunk_quote": holds,
         "best_chunk_quote_rate": holds / len(answerable) if answerable else 0.0,
     }
+
+
+def _confusion(details: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Pooled counts: expected outcome -> produced outcome -> cases."""
+    frame = outcome_confusion((d["expected_outcome"], d["outcome"]) for d in details)
+    return {str(e): {str(a): int(frame.loc[e, a]) for a in frame.columns} for e in frame.index}
 
 
 def _figures(cases: Sequence[GoldenCase], run_details: list[dict[str, Any]], results: Any) -> dict:
@@ -167,6 +174,7 @@ def cross_validate(
         "config_version": base.config_version,
         "training_rows": len(rows),
         "pooled": pooled,
+        "outcome_confusion": _confusion(all_details),
         "per_operator": per_operator,
         "models": models,
         "details": all_details,

@@ -234,6 +234,12 @@ def test_leave_one_operator_out_never_fits_on_the_held_out_operator(retriever):
     assert report["pooled"]["cases"] == 12
     assert sum(f["cases"] for f in report["per_operator"].values()) == 12
     assert {d["case_id"] for d in report["details"]} == {c.case_id for c in subset}
+    confusion = report["outcome_confusion"]
+    assert sum(n for row in confusion.values() for n in row.values()) == 12
+    for detail in report["details"]:
+        assert confusion[detail["expected_outcome"]][detail["outcome"]] >= 1
+    right = sum(confusion[o][o] for o in confusion)
+    assert right == round(report["pooled"]["outcome_accuracy"] * 12)
     for figures in [*report["per_operator"].values(), report["pooled"]]:
         assert 0.0 <= figures["ece_chunks"] <= 1.0
         assert 0.0 <= figures["outcome_accuracy"] <= 1.0
