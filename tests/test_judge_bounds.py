@@ -31,7 +31,7 @@ def _values(text: str) -> list[tuple[str, float]]:
         ("The ferry waits up to 20 minutes.", UPPER),
         ("You must not dive within 12 hours of the flight.", LOWER),
         ("Riders aged 10 and older can join.", LOWER),
-        ("The balance is due 45 days before the start.", ""),
+        ("The outstanding amount must be paid 45 days before the start.", ""),
     ],
 )
 def test_bound_of_a_value(text: str, side: str) -> None:

@@ -186,7 +186,7 @@ def test_quantities_come_in_text_order_with_surface_and_context() -> None:
         ("Cancellations within 7 calendar days of departure are non-refundable.", "cancellation"),
         ("Flexible booking: free 24-hour cancellation on all tours!", "cancellation"),
         ("Deposit due 60 days before departure.", "deposit"),
-        ("The balance is due 8 weeks before departure.", "payment_due"),
+        ("Your remaining balance must reach us 8 weeks before departure.", "payment_due"),
         ("Refunds are processed within 14 days of cancellation.", "refund_processing"),
         ("Free cancellation within 24 hours of booking.", "cancellation_after_booking"),
         ("Day 1 arrival, 06:00 at the hotel lobby.", "check_in"),

@@ -30,7 +30,7 @@ from kb_retrieval.retrieval.conflicts import (
 
 WINDOWS = (
     "Bookings cancelled within 10 calendar days of departure are not refunded.",
-    "Cancel at least 21 days before departure and we refund the full tour price.",
+    "Cancelling 21 days or longer prior to departure: we refund the whole tour price.",
     "Cancellations made within 21 days of the trip start receive no refund.",
     "Refund schedule: 45 days or more before departure: full refund; 21-44 days: half the "
     "price; fewer than 21 days: nothing is refunded.",
@@ -38,12 +38,12 @@ WINDOWS = (
     "price; under 10 days: no refund.",
     "You may cancel up to 3 weeks before the start date for a full refund.",
     "Free cancellation until 48 hours before your river tour.",
-    "The balance is due 60 days before departure.",
+    "Remaining payment is owed 60 days prior to departure.",
     "Our office answers messages within 2 business days.",
     "Cancellations within 14 days of departure are not refunded.",
     "Cancellations within 15 days of departure are not refunded.",
-    "Cancel more than 1 month before departure for a full refund.",
-    "Cancel more than 33 days before departure for a full refund.",
+    "Cancelling over 1 month prior to departure earns a full refund.",
+    "Cancelling over 33 days prior to departure earns a full refund.",
 )
 CATEGORIES = (
     Category.STRUCTURED_POLICY,

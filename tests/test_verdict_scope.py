@@ -69,7 +69,7 @@ def test_a_disagreement_on_a_topic_not_asked_about_does_not_bear_on_the_question
 def test_a_value_the_guest_states_that_the_policy_contradicts_is_a_conflict():
     policy = cand("policy_0", Category.STRUCTURED_POLICY, 0.8, POLICY_TEXT)
     claim = (
-        "your flyer says we can cancel up to 20 days before the start and get it all back, "
+        "the leaflet told us withdrawing as late as 20 days before the start gets it all back, "
         "so please cancel our tour"
     )
     found = claim_conflicts(claim, _inputs(policy))
@@ -92,8 +92,8 @@ def test_a_value_the_guest_states_that_the_policy_contradicts_is_a_conflict():
 
 def test_the_guests_contradicted_claim_sends_a_refund_question_to_review():
     question = build_query_plan(
-        "Hi, your flyer says we can cancel up to 20 days before the start and get a full "
-        "refund. We start in five weeks - please confirm."
+        "Hi, the leaflet told us withdrawing as late as 20 days ahead of the start brings a full "
+        "refund. We set off in five weeks - please confirm."
     )
     policy = cand("policy_0", Category.STRUCTURED_POLICY, 0.8, POLICY_TEXT)
     verdict = decide(question, [policy], CONFIG)
@@ -129,7 +129,7 @@ def test_no_usable_chunk_but_the_answer_depends_on_the_trip_asks_which():
 
 def test_a_trip_context_naming_only_the_product_does_not_pin_the_departure():
     context = {"product_name": "Lakes Loop"}
-    question = build_query_plan("What time do we meet on the first day?", trip_context=context)
+    question = build_query_plan("At what hour is the opening-morning rendezvous?", trip_context=context)
     assert question.context_undated
     pack = [
         _itinerary("lakes_may_0", "Lakes Loop - Departure 4 May", 0.9, 0.6),
@@ -138,7 +138,7 @@ def test_a_trip_context_naming_only_the_product_does_not_pin_the_departure():
     verdict = decide(question, pack, CONFIG, has_trip_context=True)
     assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
     dated = {"product_name": "Lakes Loop", "trip_date": "2027-05-04"}
-    pinned = build_query_plan("What time do we meet on the first day?", trip_context=dated)
+    pinned = build_query_plan("At what hour is the opening-morning rendezvous?", trip_context=dated)
     assert not pinned.context_undated
     assert decide(pinned, pack, CONFIG, has_trip_context=True).outcome.value == "OK_TO_DRAFT"
 
@@ -190,7 +190,7 @@ def test_a_usable_chunk_past_the_packs_first_six_is_read_for_conflicts():
         "flyer_0",
         Category.MARKETING,
         0.8,
-        "Cancel up to 10 days before the start for a full refund.",
+        "Withdraw as late as 10 days ahead of the start and get the full amount back.",
     )
     verdict = decide(question, [policy, *filler, flyer], CONFIG)
     assert any("flyer_0" in c.chunk_ids for c in verdict.conflicts)

@@ -32,7 +32,7 @@ def test_low_confidence_on_a_plain_question_is_a_warning_on_a_draft():
 
 
 def test_low_confidence_on_a_policy_or_sensitive_question_goes_to_a_person():
-    text = "Terms, 5. The balance is due 50 days before the departure date."
+    text = "Terms, 5. Your remaining balance must reach us 50 days before the departure date."
     pack = [cand("terms_5", Category.TERMS_POLICY, _between_lines(), text)]
     payment = build_query_plan("By when do I have to pay the remaining balance?")
     assert payment.policy_like and low_confidence_reviews(payment)
