@@ -16,6 +16,7 @@ def _status(kb_cli, tenant: str) -> dict:
 def test_kb_index_builds_reports_and_drops_a_tenant_vector_index(kb_cli, db):
     tenant = "coastal-kayak"
     name = index_name(tenant)
+    assert kb_cli("index", "postings", "--tenant", tenant).exit_code == 0  # opt in
     assert _status(kb_cli, tenant)["vector_index"] is None
     built = kb_cli("index", "build", "--tenant", tenant, "--lists", "2")
     try:
@@ -49,6 +50,7 @@ def test_kb_index_refuses_an_unknown_tenant(kb_cli):
 
 def test_kb_index_postings_backfills_a_tenant_that_lacks_them(kb_cli, db):
     tenant = "alpine-treks"
+    assert kb_cli("index", "postings", "--tenant", tenant).exit_code == 0  # opt in
     with db.tenant(tenant) as conn:
         version = conn.execute("SELECT min(doc_version_id) FROM chunks").fetchone()[0]
         before = conn.execute(

@@ -8,11 +8,12 @@ import dataclasses
 from kb_retrieval.models import Category
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.config import RetrievalConfig
-from kb_retrieval.retrieval.conflicts import ConflictInput, detect_conflicts, states_window
+from kb_retrieval.retrieval.conflicts import detect_conflicts, states_window
 from kb_retrieval.retrieval.departure_agreement import answer_values, departures_agree
 from kb_retrieval.retrieval.verdict import decide
 from kb_retrieval.text.quantities import extract_quantities
 from tests.test_ranking_rules import cand
+from tests.test_verdict_scope import _inputs
 
 CONFIG = RetrievalConfig()
 POLICY = "Payment schedule. The remaining balance must be paid 45 days before the tour starts."
@@ -23,14 +24,6 @@ TERMS_REMINDER = (
 TERMS_OTHER_DEADLINE = (
     "6. Paying. The remaining balance must be paid 30 days before the tour starts."
 )
-
-
-def _inputs(*chunks) -> list[ConflictInput]:
-    return [
-        ConflictInput(c.chunk_id, c.version.doc_id, c.version.doc_version_id,
-                      c.version.category, c.text, None, i)
-        for i, c in enumerate(chunks)
-    ]  # fmt: skip
 
 
 def _durations(text: str) -> dict[str, bool]:

@@ -63,19 +63,25 @@ def drop(tenant: str = typer.Option(..., "--tenant", help=TENANT_HELP)) -> None:
     typer.echo(f"dropped the vector index of {tenant}" if dropped else f"{tenant} had no index")
 
 
+def _selected(db: Any, tenant: str | None) -> list[str]:
+    """The one tenant asked for (which must exist), or every tenant."""
+    if tenant is None:
+        return db.tenants()
+    _known(db, tenant)
+    return [tenant]
+
+
 @index_app.command("postings")
 def postings(
     tenant: str = typer.Option(None, "--tenant", help="Only this tenant (default: every one)."),
     batch: int = typer.Option(500, min=1, help="Versions per committed transaction."),
 ) -> None:
-    """Write the BM25 postings of chunks stored before migration 0010 (resumable)."""
+    """Opt tenants into PostgreSQL postings: write those of their stored chunks (resumable);
+    ingestion then writes them for the tenants' new versions."""
     from kb_retrieval.ingestion.postings_backfill import backfill_postings
 
     db = _database()
-    tenants = db.tenants()
-    if tenant is not None:
-        _known(db, tenant)
-        tenants = [tenant]
+    tenants = _selected(db, tenant)
     for tenant_id in tenants:
         report = backfill_postings(
             db,
@@ -101,10 +107,7 @@ def status(
     from kb_retrieval.retrieval.vector_index import tenant_vector_index_status
 
     db = _database()
-    tenants = db.tenants()
-    if tenant is not None:
-        _known(db, tenant)
-        tenants = [tenant]
+    tenants = _selected(db, tenant)
     for tenant_id in tenants:
         with db.admin() as conn:
             info = tenant_vector_index_status(conn, tenant_id)
