@@ -134,6 +134,13 @@ SCOPE_STATS = f"""SELECT count(*) FILTER (WHERE {CHUNK_ELIGIBLE})::float8,
        coalesce(avg(c.term_count) FILTER (WHERE {CHUNK_ELIGIBLE}), 1)::float8
     FROM chunks c WHERE c.tenant_id = %(tenant_id)s"""
 
+# The k best-scored chunks of each query variant (`scored`: vidx, chunk_pk, score).
+TOP_K_PER_VARIANT = """SELECT vidx, chunk_pk, score FROM (
+    SELECT scored.*, row_number() OVER (PARTITION BY vidx ORDER BY score DESC, chunk_pk) AS rn
+    FROM scored
+) ranked WHERE rn <= %(k)s
+"""
+
 # BM25 (k1, b) over the analyzer's terms: `postings` (eligible chunk, query term, tf from
 # term_freqs) gives both df and the scores; N and avgdl come from the eligible chunks. The CTEs
 # are MATERIALIZED: inlined, the statistics ran once per matching (term, chunk) row
@@ -165,11 +172,7 @@ WITH q AS (
     CROSS JOIN stats
     GROUP BY q.vidx, p.chunk_pk
 )
-SELECT vidx, chunk_pk, score FROM (
-    SELECT scored.*, row_number() OVER (PARTITION BY vidx ORDER BY score DESC, chunk_pk) AS rn
-    FROM scored
-) ranked WHERE rn <= %(k)s
-"""
+{TOP_K_PER_VARIANT}"""
 
 # Statistics for absolute lexical features of the candidates: N and df of the query terms.
 TERM_STATS = f"""
@@ -230,11 +233,7 @@ WITH q AS (
     JOIN hits h ON h.term = q.term AND h.eligible
     GROUP BY q.vidx, h.chunk_pk
 )
-SELECT vidx, chunk_pk, score FROM (
-    SELECT scored.*, row_number() OVER (PARTITION BY vidx ORDER BY score DESC, chunk_pk) AS rn
-    FROM scored
-) ranked WHERE rn <= %(k)s
-"""
+{TOP_K_PER_VARIANT}"""
 TERM_STATS_POSTINGS = f"""
 WITH hits AS MATERIALIZED ({POSTING_HITS}
 )
