@@ -114,6 +114,21 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 100)
     return w
 
 
+def fit_match_non_negative(
+    x: np.ndarray, y: np.ndarray, names: Sequence[str], free: frozenset[str]
+) -> np.ndarray:
+    """Logistic weights (column 0 the bias) where every feature outside `free` with a negative
+    slope is dropped, the most negative first, and the rest refitted."""
+    active = list(range(x.shape[1]))
+    while True:
+        w = np.zeros(x.shape[1])
+        w[active] = fit_logistic(x[:, active], y)
+        negative = [i for i in active[1:] if w[i] < 0 and names[i - 1] not in free]
+        if not negative:
+            return w
+        active.remove(min(negative, key=lambda i: w[i]))
+
+
 def fit_chunk_model(
     rows: Sequence[Row], names: Sequence[str] = FEATURE_NAMES
 ) -> AnswerabilityModel:
@@ -122,14 +137,7 @@ def fit_chunk_model(
         raise ValueError("no training rows: the golden cases retrieved no candidates")
     x = design(rows, names)
     y = np.array([float(r.label) for r in rows])
-    active = list(range(x.shape[1]))
-    while True:
-        w = np.zeros(x.shape[1])
-        w[active] = fit_logistic(x[:, active], y)
-        negative = [i for i in active[1:] if w[i] < 0 and names[i - 1] not in FREE_FEATURES]
-        if not negative:
-            break
-        active.remove(min(negative, key=lambda i: w[i]))
+    w = fit_match_non_negative(x, y, names, FREE_FEATURES)
     weights = {name: round(float(w[i + 1]), 4) for i, name in enumerate(names) if w[i + 1] != 0}
     return AnswerabilityModel(bias=round(float(w[0]), 4), weights=weights)
 
@@ -228,14 +236,7 @@ def fit_ranker(
     with `pool_absent_share` (constant within a case, so the order is the ranker's)."""
     x, y = pair_design(rows, names)
     x = np.hstack([np.zeros((len(x), 1)), x])
-    active = list(range(x.shape[1]))
-    while True:
-        w = np.zeros(x.shape[1])
-        w[active] = fit_logistic(x[:, active], y)
-        negative = [i for i in active[1:] if w[i] < 0 and names[i - 1] not in RANK_FREE]
-        if not negative:
-            break
-        active.remove(min(negative, key=lambda i: w[i]))
+    w = fit_match_non_negative(x, y, names, RANK_FREE)
     w = w[1:]
     scores = design(rows, names)[:, 1:] @ w
     absent = np.array([r.features.get("pool_absent_share", 0.0) for r in rows])
