@@ -101,7 +101,9 @@ def test_greetings_and_closings_are_dropped(draft: str, expected: list[str]) -> 
 
 def test_text_after_a_valediction_that_is_not_a_signature_is_kept() -> None:
     draft = "Thanks,\nPlease note the remaining amount must reach us 60 days ahead of the trip."
-    assert split_claims(draft) == ["Please note the remaining amount must reach us 60 days ahead of the trip."]
+    assert split_claims(draft) == [
+        "Please note the remaining amount must reach us 60 days ahead of the trip."
+    ]
 
 
 @pytest.mark.parametrize(

@@ -118,7 +118,12 @@ def test_itineraries_of_different_trips_do_not_conflict_but_versions_of_one_do()
 
 def test_same_tier_numeric_window() -> None:
     chunks = [
-        chunk("f1", Category.FAQ, "Guests may cancel their booking up to 14 days before departure.", rank=1),
+        chunk(
+            "f1",
+            Category.FAQ,
+            "Guests may cancel their booking up to 14 days before departure.",
+            rank=1,
+        ),
         chunk(
             "f2", Category.FAQ, "Cancellation is possible until 30 days before the trip.", rank=2
         ),
@@ -146,7 +151,12 @@ def test_structured_policy_and_terms_disagree() -> None:
 
 def test_lower_tiers_of_different_categories_are_not_compared() -> None:
     chunks = [
-        chunk("faq", Category.FAQ, "Guests may cancel their booking up to 14 days before departure.", rank=1),
+        chunk(
+            "faq",
+            Category.FAQ,
+            "Guests may cancel their booking up to 14 days before departure.",
+            rank=1,
+        ),
         chunk("mkt", Category.MARKETING, BROCHURE_24H, rank=2),
     ]
     assert detect_conflicts(chunks, exception_request=False) == []
@@ -175,7 +185,10 @@ def test_same_value_in_different_words_is_not_a_conflict() -> None:
 def test_months_and_weeks_are_approximately_equal() -> None:
     chunks = [
         chunk(
-            "sp", Category.STRUCTURED_POLICY, "Your remaining balance must reach us 1 month before departure.", rank=1
+            "sp",
+            Category.STRUCTURED_POLICY,
+            "Your remaining balance must reach us 1 month before departure.",
+            rank=1,
         ),
         chunk("faq", Category.FAQ, "Final payment is due 4 weeks before departure.", rank=2),
     ]

@@ -88,9 +88,7 @@ def test_the_embedding_steps_are_in_the_limited_pool():
     from kb_pipeline.definitions import defs
 
     graph = defs.get_repository_def().asset_graph
-    pools = {
-        key.to_user_string(): graph.get(key).pools for key in graph.get_all_asset_keys()
-    }
+    pools = {key.to_user_string(): graph.get(key).pools for key in graph.get_all_asset_keys()}
     assert pools["chunk_embeddings"] == {"embedding"} and pools["release_index"] == {"embedding"}
     assert pools["parsed_documents"] in (set(), None, frozenset())
 

@@ -417,7 +417,10 @@ def test_a_short_follow_up_in_a_thread_is_read_with_the_earlier_guest_messages()
     thread = {
         "subject": "Cancellation - TMB 29 Aug",
         "messages": [
-            {"role": "guest", "text": "Our Mont Blanc circuit has to be called off. Cancel + refund?"},
+            {
+                "role": "guest",
+                "text": "Our Mont Blanc circuit has to be called off. Cancel + refund?",
+            },
             {"role": "operator", "text": "Sorry to hear that, I will check with bookings."},
             {"role": "guest", "text": "Cheers. So what amount comes back to us then?"},
         ],
@@ -471,7 +474,10 @@ def test_a_persons_age_is_an_age_question(text: str, is_age: bool):
 
 @pytest.mark.parametrize(
     "text",
-    ["On arrival day, where shall I meet the others?", "What time should we meet the van on day one?"],
+    [
+        "On arrival day, where shall I meet the others?",
+        "What time should we meet the van on day one?",
+    ],
 )
 def test_where_and_when_to_meet_are_pickup_logistics(text: str):
     assert "pickup" in build_query_plan(text).intents

@@ -168,7 +168,9 @@ def test_conflicting_policy_and_brochure_needs_review_for_refunds():
 
 
 def test_exception_request_and_ambiguity():
-    exception = plan("We understand the rules on the down payment, but might you bend them for our family?")
+    exception = plan(
+        "We understand the rules on the down payment, but might you bend them for our family?"
+    )
     verdict = decide(exception, [cand("policy_0", Category.STRUCTURED_POLICY, 0.9)], CONFIG)
     assert "EXCEPTION_REQUEST" in {r.value for r in verdict.reason_codes}
     assert verdict.outcome.value == "NEEDS_REVIEW"

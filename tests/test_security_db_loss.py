@@ -22,7 +22,9 @@ KB = [sys.executable, "-c", "from kb_pipeline.cli import app; app()"]
 def indexed_versions(url: str) -> int:
     try:
         with psycopg.connect(url, connect_timeout=2) as conn:
-            return conn.execute("SELECT count(*) FROM doc_builds WHERE state = 'indexed'").fetchone()[0]
+            return conn.execute(
+                "SELECT count(*) FROM doc_builds WHERE state = 'indexed'"
+            ).fetchone()[0]
     except psycopg.Error:
         return 0
 

@@ -129,7 +129,9 @@ def test_no_usable_chunk_but_the_answer_depends_on_the_trip_asks_which():
 
 def test_a_trip_context_naming_only_the_product_does_not_pin_the_departure():
     context = {"product_name": "Lakes Loop"}
-    question = build_query_plan("At what hour is the opening-morning rendezvous?", trip_context=context)
+    question = build_query_plan(
+        "At what hour is the opening-morning rendezvous?", trip_context=context
+    )
     assert question.context_undated
     pack = [
         _itinerary("lakes_may_0", "Lakes Loop - Departure 4 May", 0.9, 0.6),

@@ -47,6 +47,8 @@ def conflict_lines(pack: Mapping[str, Any]) -> list[str]:
                 parts.append(f"{chunk_id} (not in the evidence shown)")
                 continue
             stated = _values_in(item["text"], conflict["values"]) or ["(value not located)"]
-            parts.append(f"{item['doc_title']} [{item['source_locator']}] says {' / '.join(stated)}")
+            parts.append(
+                f"{item['doc_title']} [{item['source_locator']}] says {' / '.join(stated)}"
+            )
         lines.append(f"conflict {conflict['kind']}: " + "; ".join(parts))
     return lines

@@ -83,7 +83,9 @@ class RetrievalConfig(BaseModel):
         0.9, description="a keyword top-1 with at least this coverage is exempt from vector_floor"
     )
     keyword_top1_override: bool = True
-    keyword_top1_min_coverage: float = Field(0.5, description="spec 6.4: k_norm >= 0.5 for the override")
+    keyword_top1_min_coverage: float = Field(
+        0.5, description="spec 6.4: k_norm >= 0.5 for the override"
+    )
     stale_after_days: int = 180
     stale_penalty: float = 0.05
     priority_weight: float = 0.01

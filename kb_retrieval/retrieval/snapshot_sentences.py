@@ -61,9 +61,7 @@ class SentenceMatrix:
 
 
 _LOADED: weakref.WeakKeyDictionary[TenantSnapshot, SentenceMatrix] = weakref.WeakKeyDictionary()
-_LOAD_LOCKS: weakref.WeakKeyDictionary[TenantSnapshot, threading.Lock] = (
-    weakref.WeakKeyDictionary()
-)
+_LOAD_LOCKS: weakref.WeakKeyDictionary[TenantSnapshot, threading.Lock] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
