@@ -21,13 +21,13 @@ from kb_retrieval.text.analyzer import (
 
 def test_worked_example_terms() -> None:
     terms = analyze(
-        "Can we cancel 5 days before and still get a full refund? "
-        "The brochure says 24-hour cancellation."
+        "We would cancel 5 days before departure: is a full refund still possible? "
+        "Your brochure promises 24-hour cancellation."
     )
-    assert terms[:5] == ["cancel", "5", "day", "still", "get"]
+    assert terms[:5] == ["would", "cancel", "5", "day", "departur"]
     assert {"full", "refund", "24", "hour", "brochur"} <= set(terms)
     assert terms.count("cancel") == 2  # "cancel" and "cancellation" share a stem
-    assert not {"can", "we", "before", "and", "a", "the"} & set(terms)
+    assert not {"we", "before", "is", "a", "your"} & set(terms)
 
 
 def test_domain_critical_short_terms_are_kept() -> None:

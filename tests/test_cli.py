@@ -8,7 +8,10 @@ from kb_eval.metrics import METRIC_NAMES
 from kb_retrieval.retrieval.pack import validate_pack
 from tests.conftest import EVAL_AS_OF, GOLDEN
 
-REFUND = "Can we cancel 5 days before and still get a full refund? The brochure says 24-hour cancellation."
+REFUND = (
+    "We would cancel 5 days before departure: is a full refund still possible? "
+    "Your brochure promises 24-hour cancellation."
+)
 
 
 def test_kb_ask_json_is_a_valid_evidence_pack(kb_cli):

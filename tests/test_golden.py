@@ -24,8 +24,8 @@ from kb_retrieval.models import Outcome, ReasonCode
 CONTRACT_EXAMPLE: dict[str, Any] = {
     "case_id": "refund-5-days",
     "tenant_id": "alpine-treks",
-    "email": "Can we cancel 5 days before and still get a full refund? "
-    "The brochure says 24-hour cancellation.",
+    "email": "We would cancel 5 days before departure: is a full refund still possible? "
+    "Your brochure promises 24-hour cancellation.",
     "trip_context": {
         "trip_id": "patagonia-2026-06-14",
         "trip_date": "2026-06-14",

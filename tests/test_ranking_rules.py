@@ -148,7 +148,7 @@ def test_non_sensitive_stale_evidence_is_drafted_with_a_warning():
 
 
 def test_conflicting_policy_and_brochure_needs_review_for_refunds():
-    refund = plan("Can we cancel 5 days before and still get a full refund?")
+    refund = plan("Is a full refund still possible if we cancel 5 days before departure?")
     pool = [
         cand(
             "policy_0",

@@ -199,7 +199,7 @@ def test_audit_mode_includes_superseded_versions_marked(retriever):
 def test_other_tenant_cannot_see_alpine_documents(retriever):
     pack = ask(
         retriever,
-        "Can we cancel 5 days before and still get a full refund?",
+        "Is a full refund still possible if we cancel 5 days before departure?",
         tenant="coastal-kayak",
     )
     assert all(e["doc_version_id"].startswith("docv_ck_") for e in pack["evidence"])
