@@ -12,12 +12,14 @@ from kb_eval.answerability_fit import RANK_FEATURES, Row, fit_answerability, fit
 from kb_eval.calibration import ece_noise_floor
 from kb_eval.cross_validation import _best_chunk
 from kb_retrieval.models import Category
+from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.answerability import FEATURE_NAMES, AnswerabilityModel, default_model
 from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.ranker import RANK_ONLY_FEATURES, RankerModel, add_rank_features
 from kb_retrieval.retrieval.scoring import score_pool
 from kb_retrieval.retrieval.selection import floor_relevance, is_low_relevance, select_pack
+from kb_retrieval.retrieval.verdict import decide
 
 
 def _candidate(
@@ -231,3 +233,11 @@ def test_with_ranker_floors_the_ranker_decides_membership_and_the_chunk_model_th
     assert [c.chunk_id for c in pack] == ["faq_2", "faq_1"]
     assert stats["passing_floors"] == 1 and stats["low_relevance_fill"] == 1
     assert not is_low_relevance(plain, config) and is_low_relevance(titled, config)
+    # The verdict grounds a draft on the chunk the chunk model finds plausible, never on the
+    # marked one, whatever the ranker's probability says.
+    question = build_query_plan("Can we rent a sea kayak for a day on our own?")
+    assert not question.policy_like
+    plain.confidence, titled.confidence = 0.8, 0.3
+    assert decide(question, pack, config).outcome.value == "OK_TO_DRAFT"
+    plain.confidence, titled.confidence = 0.3, 0.8
+    assert decide(question, pack, config).outcome.value == "UNKNOWN"
