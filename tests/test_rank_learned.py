@@ -12,12 +12,14 @@ from kb_eval.answerability_fit import RANK_FEATURES, Row, fit_answerability, fit
 from kb_eval.calibration import ece_noise_floor
 from kb_eval.cross_validation import _best_chunk
 from kb_retrieval.models import Category
+from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.answerability import FEATURE_NAMES, AnswerabilityModel, default_model
 from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.ranker import RANK_ONLY_FEATURES, RankerModel, add_rank_features
 from kb_retrieval.retrieval.scoring import score_pool
-from kb_retrieval.retrieval.selection import select_pack
+from kb_retrieval.retrieval.selection import floor_relevance, is_low_relevance, select_pack
+from kb_retrieval.retrieval.verdict import decide
 
 
 def _candidate(
@@ -205,6 +207,37 @@ def test_the_floors_stay_on_the_chunk_probability_unless_ranker_floors_is_set():
         score_pool(pool, ["deposit"], {"deposit": 1.0}, date(2026, 11, 1), config)
         chunk_probability = model.probability(pool[0].features)
         expected = ranker.relevance(pool[0].features) if ranker_floors else chunk_probability
-        assert pool[0].relevance == pytest.approx(expected)
+        assert floor_relevance(pool[0], config) == pytest.approx(expected)
+        # The low-relevance line reads the chunk probability either way (session 9).
+        assert pool[0].relevance == pytest.approx(chunk_probability)
         # The order always follows the ranker's probability (plus the soft signals).
         assert pool[0].rank_score < chunk_probability
+
+
+def test_with_ranker_floors_the_ranker_decides_membership_and_the_chunk_model_the_marker():
+    """A chunk the ranker scores under the floor but the chunk model finds plausible enters as
+    fill without the low-relevance mark; one the ranker likes but the chunk model does not is
+    in the pack, marked (session 9)."""
+    ranker = RankerModel(weights={"title_coverage": 8.0}, bias=-3.0, slope=1.0)
+    model = AnswerabilityModel(bias=-3.5, weights={"vector_best": 6.0}, ranker=ranker)
+    config = RetrievalConfig(answerability=model, learned_ranker=True, ranker_floors=True)
+    plain = _candidate("faq_1", Category.FAQ, doc="faq", vector=0.8)
+    titled = _candidate("faq_2", Category.FAQ, doc="guide", section="Kayak deposit", vector=0.2)
+    pool = [plain, titled]
+    score_pool(
+        pool, ["deposit", "kayak"], {"deposit": 1.0, "kayak": 1.0}, date(2026, 11, 1), config
+    )
+    assert floor_relevance(plain, config) < config.score_floor <= plain.relevance
+    assert titled.relevance < config.score_floor <= floor_relevance(titled, config)
+    pack, stats = select_pack(pool, config, tiered=False)
+    assert [c.chunk_id for c in pack] == ["faq_2", "faq_1"]
+    assert stats["passing_floors"] == 1 and stats["low_relevance_fill"] == 1
+    assert not is_low_relevance(plain, config) and is_low_relevance(titled, config)
+    # The verdict grounds a draft on the chunk the chunk model finds plausible, never on the
+    # marked one, whatever the ranker's probability says.
+    question = build_query_plan("Can we rent a sea kayak for a day on our own?")
+    assert not question.policy_like
+    plain.confidence, titled.confidence = 0.8, 0.3
+    assert decide(question, pack, config).outcome.value == "OK_TO_DRAFT"
+    plain.confidence, titled.confidence = 0.3, 0.8
+    assert decide(question, pack, config).outcome.value == "UNKNOWN"

@@ -154,8 +154,9 @@ class RetrievalConfig(BaseModel):
     )
     ranker_floors: bool = Field(
         False,
-        description="with learned_ranker: the floors and the low-relevance line read the "
-        "ranker's probability too (off: the chunk probability)",
+        description="with learned_ranker: the floors (pack membership) read the ranker's "
+        "probability too (off: the chunk probability); the low-relevance line (the pack's "
+        "marker, the verdict) reads the chunk probability either way",
     )
     sentence_features: bool = Field(
         False,

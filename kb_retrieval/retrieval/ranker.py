@@ -6,7 +6,8 @@ pairwise: every (quote-holding, other) candidate pair of a training case is one 
 on the difference of their features (`kb_eval/answerability_fit.py::fit_ranker`). Features
 constant within a retrieval cancel in a difference, so the score orders candidates and says
 nothing about the email; `relevance` maps it to a probability (Platt scaling on every training
-candidate, with the pool's `pool_absent_share`), which carries the floors and the pack's display.
+candidate, with the pool's `pool_absent_share`), which carries the floors (pack membership) when
+`ranker_floors` is set; the low-relevance line and the pack's display keep the chunk probability.
 The ranker orders candidates within a tier only: tiers, eligibility and must-not-cite stay with
 `selection.py` and `candidates.py`.
 """

@@ -209,8 +209,6 @@ def score_pool(
             cand.relevance = model.probability(cand.features)
             if config.learned_ranker:
                 order = model.relevance(cand.features)
-                if config.ranker_floors:
-                    cand.relevance = order
         else:
             cand.relevance = confidence(
                 cand.vector, cand.coverage, cand.bm25, config.relevance, cand.passage

@@ -17,21 +17,34 @@ def term_jaccard(terms_a: frozenset[str], terms_b: frozenset[str]) -> float:
     return shared / (len(terms_a) + len(terms_b) - shared)
 
 
+def floor_relevance(candidate: Candidate, config: RetrievalConfig) -> float:
+    """The probability the floors read (pack membership): the learned ranker's with
+    `ranker_floors`, else the candidate's `relevance`."""
+    if config.answerability_orders and config.learned_ranker and config.ranker_floors:
+        return config.answerability.relevance(candidate.features)
+    return candidate.relevance
+
+
 def passes_floors(candidate: Candidate, config: RetrievalConfig) -> bool:
     """spec 6.4: the relevance floor (`score_floor`), and a vector floor unless the keyword
     match is very strong."""
-    if candidate.relevance < config.score_floor:
+    if floor_relevance(candidate, config) < config.score_floor:
         return False
     return passes_vector_floor(candidate, config)
 
 
 def passes_minimal_floor(candidate: Candidate, config: RetrievalConfig) -> bool:
     """spec 7: eligible for a pack at all (`relevance_floor`, and the vector floor)."""
-    return candidate.relevance >= config.relevance_floor and passes_vector_floor(candidate, config)
+    return floor_relevance(candidate, config) >= config.relevance_floor and passes_vector_floor(
+        candidate, config
+    )
 
 
 def is_low_relevance(candidate: Candidate, config: RetrievalConfig) -> bool:
-    """Under the low-relevance line (spec 7.5): kept in the pack, marked."""
+    """Under the low-relevance line (spec 7.5): kept in the pack, marked, never a draft's
+    grounding. The line reads `relevance` (the chunk probability, the scale `score_floor` was
+    set on) even when the learned ranker carries the floors: the ranker's probability is spread
+    wider, so chunks the verdict's confidence finds usable would fall under it."""
     return candidate.relevance < config.score_floor
 
 
