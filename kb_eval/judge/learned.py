@@ -27,7 +27,13 @@ from kb_eval.judge.features import FEATURE_NAMES
 
 VETOES = tuple(
     FEATURE_NAMES.index(name)
-    for name in ("quantity_unstated", "bound_opposed", "bound_clause_opposed", "clause_opposed")
+    for name in (
+        "quantity_unstated",
+        "bound_opposed",
+        "bound_clause_opposed",
+        "clause_opposed",
+        "conjunct_novel",
+    )
 )
 MIN_THRESHOLD = 0.5
 BIAS_GRID = np.round(np.arange(-2.0, 2.01, 0.1), 2)
