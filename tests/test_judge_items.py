@@ -5,6 +5,7 @@ Every example is written fresh for these tests (none is taken from a labelled pa
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from kb_eval.judge.claim_judge import judge_claim
@@ -114,3 +115,17 @@ def test_keep_is_forfeited_only_when_money_is_kept() -> None:
     assert classes("The first payment is kept by the school.")["forfeit"]
     assert not classes("Please keep your cabin door closed at sea.")["forfeit"]
     assert not classes("Guests keep their boots in the drying room.")["forfeit"]
+
+
+def test_an_opposed_class_on_the_whole_subject_is_a_contradiction(encoder: TextEncoder) -> None:
+    from kb_eval.judge.learned import support_probability_gated
+
+    evidence = ["Kayak hire costs EUR 12 an hour at the boathouse."]
+    same_subject = pair_features("Kayak hire is free of charge.", evidence, encoder)
+    assert same_subject[FEATURE_NAMES.index("opposed_on_subject")] == 1.0
+    rows = np.stack(
+        [same_subject, pair_features("Kayak hire costs EUR 12 an hour.", evidence, encoder)]
+    )
+    gated = support_probability_gated(np.full((2, 3), 1 / 3), rows)
+    assert gated[0].tolist() == [0.0, 1 / 3, 0.0]
+    assert gated[1].tolist() == [1 / 3, 1 / 3, 1 / 3]
