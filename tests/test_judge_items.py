@@ -114,7 +114,7 @@ def test_keep_is_forfeited_only_when_money_is_kept() -> None:
     assert classes("We keep the deposit if you cancel.")["forfeit"]
     assert classes("The first payment is kept by the school.")["forfeit"]
     assert not classes("Please keep your cabin door closed at sea.")["forfeit"]
-    assert not classes("Guests keep their boots in the drying room.")["forfeit"]
+    assert not classes("Riders keep their bikes in the shed overnight.")["forfeit"]
 
 
 def test_an_opposed_class_on_the_whole_subject_is_a_contradiction(encoder: TextEncoder) -> None:
