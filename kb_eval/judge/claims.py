@@ -266,6 +266,8 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (r"\bnon-?\s?refundable\b", " not refundable "),
         (r"\bnot only\b", " "),
+        (r"\bthe (?:rest|remainder)\b", " the balance "),
+        (r"\b(?:the )?middle of\b", " mid "),
         (r"\btake part\b|\btaking part\b", " participate "),
         (
             r"\b(?:the )?(?:trip|tour|trek) (?:starts|begins)\b|\bstart of the (?:trip|tour|trek)\b",

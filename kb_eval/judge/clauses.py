@@ -143,7 +143,7 @@ def evidence_units(evidence_texts: Sequence[str]) -> list[Unit]:
                 following = _ANSWER.match(normalise_text(sentences[index + 1]))
                 if following:
                     found = clause_unit(normalised.rstrip("? "))
-                    negations = found.negations + (following.group(1) == "no")
+                    negations = found.negations + (following.group(1) != "yes")
                     units.append(
                         Unit(
                             found.terms,
@@ -183,4 +183,6 @@ def evidence_units(evidence_texts: Sequence[str]) -> list[Unit]:
     return units
 
 
-_ANSWER = re.compile(r"^\s*(yes|no)\b[.!,]?\s*")
+# A short answer after a FAQ question: "Yes," / "No." / "None at all." / "Not at all." (a
+# sentence that only starts with "No" or "None", "No pets are allowed", is not an answer).
+_ANSWER = re.compile(r"^\s*(yes|no|none|not)(?: at all)?(?:[.!,]\s*|\s*$)")

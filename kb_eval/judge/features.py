@@ -26,6 +26,7 @@ from kb_eval.judge.claims import split_sentences
 from kb_eval.judge.clauses import clause_unit, terms_of
 from kb_eval.judge.coverage import COVERAGE_FEATURES, coverage_features
 from kb_eval.judge.encoder import TextEncoder
+from kb_eval.judge.items import ITEM_FEATURES, item_features
 from kb_eval.judge.modality import OPPOSED as _OPPOSED
 from kb_eval.judge.modality import classes as _classes
 from kb_eval.judge.quantities import normalise_text
@@ -76,6 +77,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *BOUND_FEATURES,
     *COVERAGE_FEATURES,
     *SUBJECT_FEATURES,
+    *ITEM_FEATURES,
 )
 
 
@@ -177,11 +179,30 @@ def _quantity_features(claim: str, evidence: Sequence[str]) -> list[float]:
     return [sum(matched) / len(mine), float(differs), float(absent)]
 
 
+def feature_sentences(evidence: Sequence[str]) -> list[str]:
+    """Evidence sentences, a FAQ question joined to the sentence that answers it ("Do I need X?
+    None at all." is one statement: its negation and the question's words belong together)."""
+    sentences: list[str] = []
+    for text in evidence:
+        pending = ""
+        for sentence in split_sentences(text):
+            if pending:
+                sentences.append(f"{pending} {sentence}")
+                pending = ""
+            elif sentence.rstrip().endswith("?"):
+                pending = sentence.strip()
+            else:
+                sentences.append(sentence)
+        if pending:
+            sentences.append(pending)
+    return sentences
+
+
 def pair_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> np.ndarray:
     """The feature vector (FEATURE_NAMES order) of one claim against its evidence texts."""
     evidence = [text for text in evidence if text.strip()] or [""]
     verdict = judge_claim(claim, evidence)
-    sentences = [s for text in evidence for s in split_sentences(text)] or list(evidence)
+    sentences = feature_sentences(evidence) or list(evidence)
     aligned = align(claim, sentences, encoder)
     joined = " ".join(evidence)
     vectors = encoder.encode([claim, joined, negated(claim), aligned.sentence])
@@ -223,6 +244,7 @@ def pair_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> 
         *bound_features(claim, evidence),
         *coverage_features(claim, evidence, clause, encoder),
         *subject_features(claim, clause, aligned_values[_CLAUSE_OPPOSED]),
+        *item_features(claim, evidence, aligned.sentence, encoder),
     ]
     return np.asarray(values, dtype=np.float64)
 
@@ -232,7 +254,7 @@ def prefetch_pairs(pairs: Sequence[tuple[str, Sequence[str]]], encoder: TextEnco
     texts: list[str] = []
     for claim, evidence in pairs:
         joined = " ".join(evidence)
-        sentences = [s for text in evidence for s in split_sentences(text)]
+        sentences = feature_sentences(evidence)
         texts += [
             claim,
             joined,

@@ -27,8 +27,15 @@ from kb_eval.judge.features import FEATURE_NAMES
 
 VETOES = tuple(
     FEATURE_NAMES.index(name)
-    for name in ("quantity_unstated", "bound_opposed", "bound_clause_opposed", "clause_opposed")
+    for name in (
+        "quantity_unstated",
+        "bound_opposed",
+        "bound_clause_opposed",
+        "clause_opposed",
+        "conjunct_novel",
+    )
 )
+_OPPOSED_ON_SUBJECT = FEATURE_NAMES.index("opposed_on_subject")
 MIN_THRESHOLD = 0.5
 BIAS_GRID = np.round(np.arange(-2.0, 2.01, 0.1), 2)
 _EPSILON = 1e-9
@@ -116,11 +123,15 @@ class LogisticJudge:
 
 def support_probability_gated(probabilities: np.ndarray, features: np.ndarray) -> np.ndarray:
     """The probabilities with P(supported) set to 0 where a veto holds: a claim quantity the
-    evidence does not state, a bound the evidence states the other way round, or a claim in one
-    class of an opposed pair whose aligned clause is in the other (no threshold can make such a
-    claim supported)."""
+    evidence does not state, a bound the evidence states the other way round, a claim in one
+    class of an opposed pair whose aligned clause is in the other, or a piece of the claim the
+    evidence never mentions (no threshold can make such a claim supported). Where the opposed
+    class is on the claim's whole subject ("kayak hire is free" against "kayak hire costs EUR 12
+    an hour"), P(unrelated) is set to 0 too: the evidence speaks of the same thing and says
+    otherwise."""
     gated = probabilities.copy()
     gated[(features[:, list(VETOES)] > 0.5).any(axis=1), 0] = 0.0
+    gated[features[:, _OPPOSED_ON_SUBJECT] >= 1.0 - 1e-9, 2] = 0.0
     return gated
 
 

@@ -33,7 +33,9 @@ CLASSES = {
     "refund": r"(?<!non-)\b(?:refund(?:ed|s|able)?|money back|reimburs\w*|repaid"
     r"|get (?:\w+ ){0,3}back)\b",
     "forfeit": r"\b(?:non-refundable|no refund|not (?:be )?refund(?:ed|able)|forfeit\w*|lose|loss of"
-    r"|kept|keep|retain\w*|cancellation (?:fee|charge)s?)\b|\bcharged (?:at |in )?(?:full\b|100 ?%)",
+    r"|cancellation (?:fee|charge)s?)\b|\bcharged (?:at |in )?(?:full\b|100 ?%)"
+    r"|\b(?:we|operator|company) (?:will |may |then )?(?:keep|retain)s?\b"
+    r"|\b(?:is|are|be|been) (?:kept|retained)\b",
 }
 _COMPILED = {name: re.compile(pattern) for name, pattern in CLASSES.items()}
 OPPOSED = (
