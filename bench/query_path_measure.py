@@ -128,7 +128,7 @@ def retrieve_series(
         elif gc_start:
             gc_ms.append((time.perf_counter() - gc_start.pop()) * 1000)
 
-    walls, cpus, gcs = [], [], []
+    walls, cpus, gcs, process_cpus = [], [], [], []
     steps: dict[str, list[float]] = {}
     digest = hashlib.sha256()
     written: list[dict[str, Any]] = []
@@ -138,7 +138,9 @@ def retrieve_series(
         for round_ in range(rounds):
             for case in queries:
                 before = len(gc_ms)
+                process_before = time.process_time()
                 result, wall, cpu = timed(lambda c=case: retrieve(retriever, c), worker)
+                process_cpus.append((time.process_time() - process_before) * 1000)
                 walls.append(wall)
                 cpus.append(cpu)
                 gcs.append(sum(gc_ms[before:]))
@@ -157,6 +159,7 @@ def retrieve_series(
     return {
         "wall_ms": summary(walls),
         "cpu_ms": summary(cpus),
+        "process_cpu_ms": summary(process_cpus),
         "gc_ms": summary(gcs),
         "gc_frozen_objects": frozen,
         "steps_mean_ms": {k: round(float(np.mean(v)), 2) for k, v in sorted(steps.items())},
@@ -376,7 +379,7 @@ def render(result: dict[str, Any]) -> str:
             ["retrieve", "p50", "p95", "p99", "mean", "max"],
             [
                 [name, *(r[name][q] for q in ("p50", "p95", "p99", "mean", "max"))]
-                for name in ("wall_ms", "cpu_ms", "gc_ms")
+                for name in ("wall_ms", "cpu_ms", "process_cpu_ms", "gc_ms")
             ],
         )
     )
