@@ -133,7 +133,7 @@ def test_pruned_top_equals_the_snapshot_leg():
     assert got == want and len(got) == 10
 
 
-def _snapshot(rows: list[tuple]) -> TenantSnapshot:
+def _snapshot(rows: list[tuple], versions: tuple[str, ...] = ("v0", "v1")) -> TenantSnapshot:
     from datetime import date
 
     from kb_retrieval.retrieval.candidates import PipelineKey, VersionInfo
@@ -146,4 +146,4 @@ def _snapshot(rows: list[tuple]) -> TenantSnapshot:
         return VersionFacts(info, ())
 
     key = PipelineKey("tenant-a", "p1", "c1", "m1")
-    return TenantSnapshot(key, 1, {"v0": facts("v0"), "v1": facts("v1")}, rows, [], [])
+    return TenantSnapshot(key, 1, {v: facts(v) for v in versions}, rows, [], [])
