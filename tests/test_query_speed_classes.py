@@ -3,7 +3,6 @@ hits, scores, ties and idf (rows with equal terms scored once)."""
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
