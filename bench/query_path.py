@@ -11,7 +11,9 @@ snapshot is loaded and two warm-up calls:
 
 - `retrieve`: wall ms (p50/p95/p99/max) and thread CPU ms (`time.thread_time`, robust to other
   processes' load on a shared machine) of `Retriever.retrieve` over the golden e-mails of the
-  tenant, cache off, audit off; the library's own `timings_ms` per step (mean);
+  tenant, cache off, audit off; the library's own `timings_ms` per step (mean); process CPU ms
+  (`time.process_time` around the call: every thread of the process, so the encoder's and
+  torch's pool threads count too, since session 9);
 - `steps`: each step of the in-memory search alone on the same plans and query vectors, thread
   CPU ms and wall ms: query embedding (every variant, in length groups), scope (cached), vector leg,
   lexical leg, candidate rows, candidate cosines, term idf (off the snapshot `retrieve` path since

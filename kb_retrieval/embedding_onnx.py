@@ -24,6 +24,7 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -153,9 +154,14 @@ class OnnxQueryEncoder:
         import onnxruntime
         from tokenizers import Tokenizer
 
+        threads = threads or os.cpu_count() or 1
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        # int8: one text per pass, each pass on one thread, up to `threads` passes at once (a
+        # short text's pass spent about twice the CPU on two intra-op threads; vectors
+        # bit-identical, docs/benchmarks.md issue 11 session 9).
+        options.intra_op_num_threads = 1 if quantized else threads
         options.inter_op_num_threads = 1
+        self._passes = ThreadPoolExecutor(threads) if quantized and threads > 1 else None
         path = export_onnx(model_dir, onnx_path(model_dir))
         self.quantized = quantized
         if quantized:
@@ -175,8 +181,11 @@ class OnnxQueryEncoder:
 
         The int8 export runs each text alone: its activations are quantized with one scale per
         tensor, so in a batch a text's vector would depend on the other texts and the padding
-        (cosine down to 0.978 between a variant alone and in its e-mail's batch)."""
+        (cosine down to 0.978 between a variant alone and in its e-mail's batch); its passes
+        run on the encoder's own threads, one text each."""
         encodings = [self.tokenizer.encode(text) for text in texts]
+        if self._passes is not None and len(encodings) > 1:
+            return np.concatenate(list(self._passes.map(lambda e: self._run([e]), encodings)))
         out = np.empty((len(encodings), 0), dtype=np.float32)
         lengths = [len(e.ids) for e in encodings]
         groups = [[i] for i in range(len(lengths))] if self.quantized else length_groups(lengths)

@@ -22,3 +22,14 @@ def test_int8_vectors_do_not_depend_on_the_other_variants(minilm):
         assert np.array_equal(together[index], alone), text
     batched = encoder._run([encoder.tokenizer.encode(t) for t in VARIANTS[:2]])[0]
     assert not np.array_equal(batched, together[0]), "a shared pass would change the vector"
+
+
+def test_int8_passes_on_two_threads_give_the_same_vectors(minilm):
+    """Session 9: the variants' passes run side by side, one thread each: same bits, same
+    order as one pass after the other."""
+    alone = OnnxQueryEncoder(minilm.model_dir, threads=1, quantized=True)
+    side_by_side = OnnxQueryEncoder(minilm.model_dir, threads=2, quantized=True)
+    assert side_by_side._passes is not None and alone._passes is None
+    texts = [*VARIANTS, VARIANTS[1]]
+    assert np.array_equal(side_by_side.encode(texts), alone.encode(texts))
+    assert np.array_equal(side_by_side.encode(texts[:1]), alone.encode(texts[:1]))

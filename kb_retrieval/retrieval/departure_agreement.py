@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from functools import lru_cache
 
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval.candidates import Candidate
@@ -24,19 +25,34 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 MIN_SHARED_TERMS = 2
 # A longer "sentence" is a flattened table or list (many statements in one line): not read.
 MAX_SENTENCE_WORDS = 40
+# Texts whose sentence analysis is kept per process (least recently used dropped).
+SENTENCE_CACHE_TEXTS = 4096
 
 
 def answer_values(plan: QueryPlan, text: str) -> frozenset[str]:
     """Values stated by the sentences of `text` that use two words of the direct question."""
     asked = set(analyze(plan.variants[0].text)) if plan.variants else set()
     need = min(MIN_SHARED_TERMS, len(asked))
+    if not need:
+        return frozenset()
     values: set[str] = set()
-    for sentence in _SENTENCE_SPLIT.split(prepare(text)):
-        if len(sentence.split()) > MAX_SENTENCE_WORDS:
-            continue
-        if need and len(asked & set(analyze(sentence))) >= need:
-            values.update(q.label for q in extract_quantities(sentence))
+    for terms, labels in _sentences(text):
+        if len(asked & terms) >= need:
+            values.update(labels)
     return frozenset(values)
+
+
+@lru_cache(maxsize=SENTENCE_CACHE_TEXTS)
+def _sentences(text: str) -> tuple[tuple[frozenset[str], tuple[str, ...]], ...]:
+    """Each read sentence of `text` (at most `MAX_SENTENCE_WORDS` words): its analyzed terms
+    and the labels of its quantities. A function of the text alone, kept per process for the
+    `SENTENCE_CACHE_TEXTS` texts used last: a tenant's answering chunks recur across e-mails."""
+    out = []
+    for sentence in _SENTENCE_SPLIT.split(prepare(text)):
+        if len(sentence.split()) <= MAX_SENTENCE_WORDS:
+            terms = frozenset(analyze(sentence))
+            out.append((terms, tuple(q.label for q in extract_quantities(sentence))))
+    return tuple(out)
 
 
 def departures_agree(

@@ -38,6 +38,7 @@ from kb_retrieval.retrieval.candidates import (
     candidate_from_row,
 )
 from kb_retrieval.retrieval.postings import Postings, build_postings, merge_postings
+from kb_retrieval.retrieval.snapshot_classes import class_lexical, text_classes
 from kb_retrieval.retrieval.spill import SpillFile
 
 SnapshotKey = PipelineKey
@@ -105,6 +106,7 @@ class TenantSnapshot:
             self.postings = _reused_postings(previous, fetched, rows)
         else:
             self.postings = build_postings([r[12] for r in rows])
+        self.classes = text_classes(rows)
         row_of = {int(pk): i for i, pk in enumerate(self.chunk_pk.tolist())}
         windows = sorted(
             ((row_of[w[0]], w[1], w[2]) for w in window_rows if w[0] in row_of),
@@ -160,7 +162,8 @@ class TenantSnapshot:
         if self.lists is not None:
             arrays += (self.lists.centroids, self.lists.order, self.lists.bounds)
         penalties = sum(p.nbytes for _, p in list(self._penalties.values()))
-        return int(sum(a.nbytes for a in arrays) + self.postings.nbytes + penalties)
+        postings = self.postings.nbytes + self.classes.nbytes
+        return int(sum(a.nbytes for a in arrays) + postings + penalties)
 
     @property
     def file_nbytes(self) -> int:
@@ -409,21 +412,27 @@ class TenantSnapshot:
         self, mask: np.ndarray, variant_terms: Sequence[Sequence[str]], k: int, k1: float, b: float
     ) -> tuple[list[Hit], dict[str, float], float]:
         """`lexical_leg`'s hits with what `term_idf(mask, every variant's terms)` returns: the
-        leg counts each term's eligible postings anyway. Each distinct term's eligible postings
-        and BM25 weights are computed once per call and shared by the variants (they repeat
-        most terms of the direct query); the scope's size, mean length and per-chunk length
-        norms once per scope."""
+        leg counts each term's eligible postings anyway. Scored over text classes (chunks with
+        equal terms scored once, `snapshot_classes.py`); each distinct term's weights computed
+        once per call and shared by the variants; the scope's size, mean length, length norms
+        and eligible chunks per class once per scope."""
         stats = self._scope_stats(mask, k1, b)
-        weights: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        idf: dict[str, float] = {}
-        for term in sorted({term for terms in variant_terms for term in terms}):
-            rows, tfs = self._eligible_postings(term, mask)
-            idf[term] = math.log(1 + (stats.n - len(rows) + 0.5) / (len(rows) + 0.5))
-            if len(rows):
-                weights[term] = (rows, idf[term] * tfs * (k1 + 1) / (tfs + stats.norm[rows]))
-        hits: list[Hit] = []
-        for index, terms in enumerate(variant_terms, start=1):
-            hits.extend(self._top(index, _bm25_scores(weights, terms, len(self.chunk_pk)), k))
+        tops, idf = class_lexical(
+            self.classes,
+            mask,
+            stats.counts,
+            stats.norm,
+            stats.n,
+            variant_terms,
+            k,
+            k1,
+            self.chunk_pk,
+        )
+        hits = [
+            (index, int(self.chunk_pk[row]), score)
+            for index, top in enumerate(tops, start=1)
+            for row, score in top
+        ]
         return hits, idf, stats.avgdl
 
     def term_idf(self, mask: np.ndarray, terms: Sequence[str]) -> tuple[dict[str, float], float]:
@@ -447,17 +456,13 @@ class TenantSnapshot:
         n = int(mask.sum())
         avgdl = float(self.term_count[mask].mean()) if n else 1.0
         # Per chunk, the same float64 operations as per posting: identical values.
-        stats = ScopeStats(n, avgdl, k1 * (1 - b + b * self.term_count / avgdl))
+        norm = k1 * (1 - b + b * self.term_count / avgdl)
+        stats = ScopeStats(n, avgdl, norm, self.classes.eligible_counts(mask))
         with self._scopes_lock:
             if len(self._stats) >= SCOPE_CACHE_SIZE:
                 self._stats.pop(next(iter(self._stats)), None)
             self._stats[key] = (mask, stats)
         return stats
-
-    def _eligible_postings(self, term: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rows, tfs = self.postings.get(term, (_EMPTY_ROWS, _EMPTY_TFS))
-        keep = mask[rows]
-        return rows[keep], tfs[keep].astype(np.float64)
 
     def _top(self, variant: int, scores: np.ndarray, k: int) -> list[Hit]:
         """The k best finite scores, ties broken by chunk_pk like the SQL `ORDER BY`: every
@@ -478,30 +483,13 @@ class TenantSnapshot:
 
 @dataclass(frozen=True)
 class ScopeStats:
-    """A scope's chunk count, mean length and each chunk's BM25 length norm."""
+    """A scope's chunk count, mean length, each chunk's BM25 length norm and the eligible
+    chunks of each text class."""
 
     n: int
     avgdl: float
     norm: np.ndarray
-
-
-def _bm25_scores(
-    weights: dict[str, tuple[np.ndarray, np.ndarray]], terms: Sequence[str], size: int
-) -> np.ndarray:
-    """BM25 of every chunk for one variant (-inf where no term matches): the terms' weights
-    summed per chunk in sorted-term order by one `bincount`, the same float64 additions in the
-    same order as adding term after term (tested), in one pass instead of one per term."""
-    used = sorted(set(terms) & weights.keys())
-    if not used:
-        return np.full(size, -np.inf)
-    rows = np.concatenate([weights[term][0] for term in used])
-    values = np.concatenate([weights[term][1] for term in used])
-    scores = np.bincount(rows, values, minlength=size)
-    if values.min() > 0:
-        scores[scores == 0] = -np.inf
-    else:
-        scores[np.bincount(rows, minlength=size) == 0] = -np.inf
-    return scores
+    counts: np.ndarray
 
 
 def _best_chunks_per_column(
