@@ -6,7 +6,7 @@ import copy
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -69,8 +69,6 @@ def snapshot_key(kb: Any) -> Any:
 
 def scope_for(conn: Any, kb: Any, legs: Any, tenant: str = MEASURED) -> Any:
     """The Scope the retriever builds for a tenant (eligible versions as of AS_OF)."""
-    base = {"tenant_id": tenant, **asdict(kb.versions), "as_of": AS_OF}
-    legs.load_versions(conn, base, audit=False)
     v = kb.versions
     return legs.Scope(
         tenant, v.parser_version, v.chunker_version, v.embedding_model_id, as_of=AS_OF
