@@ -18,10 +18,7 @@ with postings and with the chunk statements in turn (`--steps path`, `--no-basel
 Session 9: eligibility is joined server-side (no version ids loaded: the `versions` step only
 builds the Scope) and the lexical statement returns df (no `term_idf` step); `--hits FILE`
 writes each e-mail's hits of both legs, the terms' idf and the merged candidates of the `path`
-step, to compare the candidates of two commits (docs/benchmarks.md, session 9). The lexical
-statement prunes (MaxScore); `--exhaustive` also runs the path with the exhaustive statement,
-alternating per e-mail, and compares the hits; `fallbacks` counts the pruned statements whose
-bound did not hold (the leg then ran the exhaustive one).
+step, to compare the candidates of two commits (docs/benchmarks.md, session 9).
 """
 
 from __future__ import annotations
@@ -136,39 +133,6 @@ def lexical_runs(db: Any, kb: Any, tenant: str, plans: list[Any]) -> dict[str, A
 
 
 @contextmanager
-def exhaustive_statement(on: bool) -> Iterator[None]:
-    """While `on`, the postings' lexical statement is the exhaustive one (no MaxScore)."""
-    from kb_retrieval.retrieval import sql
-
-    original = sql.LEXICAL_BM25_PRUNED
-    if on:
-        sql.LEXICAL_BM25_PRUNED = sql.LEXICAL_BM25_POSTINGS
-    try:
-        yield
-    finally:
-        sql.LEXICAL_BM25_PRUNED = original
-
-
-@contextmanager
-def counted_fallbacks(counter: list[int]) -> Iterator[None]:
-    """Appends 1 to `counter` for each lexical result whose pruning bound did not hold."""
-    from kb_retrieval.retrieval import lexical_sql
-
-    original = lexical_sql.complete
-
-    def complete(rows: Any) -> bool:
-        held = original(rows)
-        counter.append(0 if held else 1)
-        return held
-
-    lexical_sql.complete = complete
-    try:
-        yield
-    finally:
-        lexical_sql.complete = original
-
-
-@contextmanager
 def chunk_statements(on: bool) -> Iterator[None]:
     """While `on`, the lexical statements read the chunks (the path before postings)."""
     from kb_retrieval.retrieval import lexical_sql
@@ -183,13 +147,7 @@ def chunk_statements(on: bool) -> Iterator[None]:
 
 
 def path_runs(
-    db: Any,
-    kb: Any,
-    tenant: str,
-    plans: list[Any],
-    vectors: list[Any],
-    baseline: bool,
-    exhaustive: bool = False,
+    db: Any, kb: Any, tenant: str, plans: list[Any], vectors: list[Any], baseline: bool
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The whole PostgreSQL path per e-mail as `Retriever._search_database` runs it (scope,
     both legs with the terms' idf, merge, candidate rows), in one transaction, each step timed;
@@ -200,8 +158,7 @@ def path_runs(
     from kb_retrieval.text.analyzer import analyze
 
     config = RetrievalConfig()
-    modes = ["postings", *(["chunks"] if baseline else []), *(["exhaustive"] if exhaustive else [])]
-    fallbacks: list[int] = []
+    modes = ["postings", "chunks"] if baseline else ["postings"]
     times: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
     tops: dict[str, list[Any]] = {m: [] for m in modes}
     seen: list[dict[str, Any]] = []
@@ -210,12 +167,7 @@ def path_runs(
         for mode in modes:
             step: dict[str, float] = {}
             started = time.perf_counter()
-            with (
-                chunk_statements(mode == "chunks"),
-                exhaustive_statement(mode == "exhaustive"),
-                counted_fallbacks(fallbacks if mode == "postings" else []),
-                db.tenant(tenant) as conn,
-            ):
+            with chunk_statements(mode == "chunks"), db.tenant(tenant) as conn:
                 conn.execute(sql.FORCE_CUSTOM_PLANS)
                 scope, step["versions"] = _timed(scope_for, conn, kb, legs, tenant)
                 (vector_hits, lexical_hits, (idf, _avgdl)), step["legs"] = _timed(
@@ -235,12 +187,6 @@ def path_runs(
         mode: {name: summary(series) for name, series in steps.items()}
         for mode, steps in times.items()
     }
-    out["fallbacks"] = sum(fallbacks)
-    if exhaustive:
-        out["same_lexical_hits_as_exhaustive"] = tops["postings"] == tops["exhaustive"]
-        out["total_p50_ratio_exhaustive_over_pruned"] = round(
-            out["exhaustive"]["total"]["p50"] / out["postings"]["total"]["p50"], 2
-        )
     if baseline:
         out["same_lexical_hits"] = tops["postings"] == tops["chunks"]
         out["total_p50_ratio_chunks_over_postings"] = round(
@@ -280,11 +226,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--hits", type=Path, help="write each e-mail's hits here (JSON)")
     parser.add_argument(
-        "--exhaustive",
-        action="store_true",
-        help="the whole path also with the exhaustive lexical statement (no MaxScore)",
-    )
-    parser.add_argument(
         "--no-baseline",
         action="store_true",
         help="the whole path with postings only (not also with the chunk statements)",
@@ -313,13 +254,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     result[f"lexical_{mode}"] = lexical_runs(db, kb, args.tenant, plans)
         if "path" in args.steps:
             result["path"], found = path_runs(
-                db,
-                kb,
-                args.tenant,
-                plans,
-                vectors,
-                baseline=not args.no_baseline,
-                exhaustive=args.exhaustive,
+                db, kb, args.tenant, plans, vectors, baseline=not args.no_baseline
             )
             if args.hits:
                 args.hits.write_text(json.dumps(found, indent=1, sort_keys=True))
