@@ -62,10 +62,9 @@ def _both_statements(conn: Any, scope: legs.Scope, variants: list[list[str]]) ->
     """The lexical leg's rows from the chunks (session 7's statement) and from the postings."""
     params = legs._lexical_params(scope, variants, RetrievalConfig())
     lexical = lexical_sql.lexical_statement(conn, params)
-    assert lexical.statement is sql.LEXICAL_BM25_PRUNED
+    assert lexical.statement is sql.LEXICAL_BM25_POSTINGS
     from_chunks = conn.execute(sql.LEXICAL_BM25, params).fetchall()
-    rows = conn.execute(lexical.statement, lexical.params).fetchall()
-    hits, _df = lexical_sql.split_rows(lexical_sql.finish(conn, lexical, rows))
+    hits, _df = lexical_sql.split_rows(conn.execute(lexical.statement, lexical.params).fetchall())
     return sorted(from_chunks), sorted(hits)
 
 

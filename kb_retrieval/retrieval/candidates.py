@@ -17,7 +17,6 @@ from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.lexical_sql import (
     any_term_query,
-    finish,
     lexical_statement,
     split_rows,
     term_stats,
@@ -176,8 +175,7 @@ def lexical_leg(
     if not params["terms"]:
         return []
     lexical = lexical_statement(conn, params)
-    rows = conn.execute(lexical.statement, lexical.params).fetchall()
-    return split_rows(finish(conn, lexical, rows))[0]
+    return split_rows(conn.execute(lexical.statement, lexical.params).fetchall())[0]
 
 
 Hits = list[tuple[int, int, float]]
@@ -203,8 +201,6 @@ def search_legs(
         )
         vector_rows = vector_cursor.fetchall()
         lexical_rows = lexical_cursor.fetchall() if lexical_cursor is not None else []
-    if lexical is not None:
-        lexical_rows = finish(conn, lexical, lexical_rows)
     lexical_hits, df = split_rows(lexical_rows)
     terms = sorted(set(lexical_params["terms"]))
     if lexical is None or lexical.stats is None:

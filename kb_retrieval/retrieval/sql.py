@@ -242,65 +242,6 @@ SELECT vidx, chunk_pk, score, NULL::text AS term FROM top
 UNION ALL
 SELECT 0, NULL, df::float8, term FROM idf
 """
-# The same top k per variant, df rows and scores, reading in full only the postings that can
-# reach the top k (MaxScore, exact): each term's bound is its largest weight over the eligible
-# postings; per variant, the terms of least bound whose bounds sum to at most %(share)s of the
-# variant's total are `outside` (a chunk holding only those scores at most their sum); the
-# chunks holding any other term are scored exactly (same arithmetic and term order as above,
-# so the same bits). One row (-variant, NULL, ok, NULL) per variant says whether the bound held:
-# ok = 1 when no chunk outside the scored ones can reach the k-th score (no outside term, or k
-# scores found and the outside sum, with a 1e-9 margin for rounding, below the k-th); else the
-# caller runs LEXICAL_BM25_POSTINGS (lexical_sql.run_lexical).
-LEXICAL_BM25_PRUNED = f"""
-WITH q AS (
-    SELECT * FROM unnest(%(vidx)s::int[], %(terms)s::text[]) AS q(vidx, term)
-), hits AS MATERIALIZED ({POSTING_HITS}
-), idf AS MATERIALIZED (
-    SELECT h.term, count(*) AS df,
-           ln(1 + (%(n)s::float8 - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) AS idf,
-           max(h.tf / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.term_count / %(avgdl)s::float8)))
-               AS best
-    FROM hits h
-    GROUP BY h.term
-), terms AS MATERIALIZED (
-    SELECT q.vidx, q.term, idf.idf,
-           sum(idf.idf * (%(k1)s + 1) * idf.best) OVER (
-               PARTITION BY q.vidx ORDER BY idf.idf * idf.best, q.term ROWS UNBOUNDED PRECEDING
-           ) AS below,
-           sum(idf.idf * (%(k1)s + 1) * idf.best) OVER (PARTITION BY q.vidx) AS total
-    FROM q JOIN idf ON idf.term = q.term
-), cand AS MATERIALIZED (
-    SELECT DISTINCT t.vidx, h.chunk_pk
-    FROM terms t JOIN hits h ON h.term = t.term
-    WHERE t.below > %(share)s * t.total
-), scored AS (
-    SELECT c.vidx, c.chunk_pk,
-           sum(t.idf * h.tf * (%(k1)s + 1)
-               / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.term_count / %(avgdl)s::float8))
-               ORDER BY t.term) AS score
-    FROM cand c
-    JOIN hits h ON h.chunk_pk = c.chunk_pk
-    JOIN terms t ON t.vidx = c.vidx AND t.term = h.term
-    GROUP BY c.vidx, c.chunk_pk
-), top AS (
-{TOP_K_PER_VARIANT}), checks AS (
-    SELECT t.vidx,
-           coalesce(max(t.below) FILTER (WHERE t.below <= %(share)s * t.total), 0) AS outside
-    FROM terms t
-    GROUP BY t.vidx
-)
-SELECT vidx, chunk_pk, score, NULL::text AS term FROM top
-UNION ALL
-SELECT 0, NULL, df::float8, term FROM idf
-UNION ALL
-SELECT -c.vidx, NULL,
-       CASE WHEN c.outside = 0 OR (count(top.score) >= %(k)s
-                                   AND c.outside * (1 + 1e-9) < min(top.score))
-            THEN 1 ELSE 0 END,
-       NULL
-FROM checks c LEFT JOIN top ON top.vidx = c.vidx
-GROUP BY c.vidx, c.outside
-"""
 TERM_STATS_POSTINGS = f"""
 WITH hits AS MATERIALIZED ({POSTING_HITS}
 )
