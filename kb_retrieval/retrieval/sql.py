@@ -24,8 +24,9 @@ WHERE v.tenant_id = %(tenant_id)s AND b.state = 'indexed'
 ORDER BY v.doc_version_id
 """
 
-# Window vectors of the eligible versions: decides in-memory vs PostgreSQL (snapshot.py) and,
-# in PostgreSQL, exact scan vs HNSW (candidates.py).
+# Window vectors of the given eligible versions: decides in-memory vs PostgreSQL
+# (snapshot_store.py, which holds the version ids); the PostgreSQL path reads its own count from
+# the builds (VECTOR_COUNT_BUILDS).
 _VECTOR_SCOPE = """v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
   AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)"""
 VECTOR_COUNT = f"SELECT count(*) FROM chunk_vectors v WHERE {_VECTOR_SCOPE}"
