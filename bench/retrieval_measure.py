@@ -6,7 +6,7 @@ import copy
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -69,11 +69,9 @@ def snapshot_key(kb: Any) -> Any:
 
 def scope_for(conn: Any, kb: Any, legs: Any, tenant: str = MEASURED) -> Any:
     """The Scope the retriever builds for a tenant (eligible versions as of AS_OF)."""
-    base = {"tenant_id": tenant, **asdict(kb.versions), "as_of": AS_OF}
-    versions = legs.load_versions(conn, base, audit=False)
     v = kb.versions
     return legs.Scope(
-        tenant, v.parser_version, v.chunker_version, v.embedding_model_id, versions, True
+        tenant, v.parser_version, v.chunker_version, v.embedding_model_id, as_of=AS_OF
     )
 
 
@@ -285,7 +283,7 @@ def sql_steps(
         kb.versions.parser_version,
         kb.versions.chunker_version,
         kb.versions.embedding_model_id,
-        snapshot.eligible_versions(AS_OF, audit=False),
+        as_of=AS_OF,
     )
     steps: dict[str, Callable[[Any, Any, LegQuery], Any]] = {
         "fetch_candidates": lambda conn, scope, q: legs.fetch_candidates(

@@ -15,6 +15,10 @@ e-mails on another tenant (a small one: the exact scan is used there).
 Session 8: the lexical steps with the postings table and with the chunk statements (the
 baseline, same run), and `path`: the whole PostgreSQL path per e-mail as retrieval runs it,
 with postings and with the chunk statements in turn (`--steps path`, `--no-baseline`).
+Session 9: eligibility is joined server-side (no version ids loaded: the `versions` step only
+builds the Scope) and the lexical statement returns df (no `term_idf` step); `--hits FILE`
+writes each e-mail's hits of both legs, the terms' idf and the merged candidates of the `path`
+step, to compare the candidates of two commits (docs/benchmarks.md, session 9).
 """
 
 from __future__ import annotations
@@ -144,9 +148,9 @@ def chunk_statements(on: bool) -> Iterator[None]:
 
 def path_runs(
     db: Any, kb: Any, tenant: str, plans: list[Any], vectors: list[Any], baseline: bool
-) -> dict[str, Any]:
-    """The whole PostgreSQL path per e-mail as `Retriever._search_database` runs it (eligible
-    versions, both legs, merge, candidate rows, term idf), in one transaction, each step timed;
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The whole PostgreSQL path per e-mail as `Retriever._search_database` runs it (scope,
+    both legs with the terms' idf, merge, candidate rows), in one transaction, each step timed;
     with the postings, and with the chunk statements (`baseline`) on the same e-mails, in turn."""
     from kb_retrieval.retrieval import candidates as legs
     from kb_retrieval.retrieval import sql
@@ -157,27 +161,28 @@ def path_runs(
     modes = ["postings", "chunks"] if baseline else ["postings"]
     times: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
     tops: dict[str, list[Any]] = {m: [] for m in modes}
+    seen: list[dict[str, Any]] = []
     for plan, query_vectors in zip(plans, vectors, strict=True):
         variant_terms = [analyze(v.text) for v in plan.variants]
-        every = sorted({t for words in variant_terms for t in words})
         for mode in modes:
             step: dict[str, float] = {}
             started = time.perf_counter()
             with chunk_statements(mode == "chunks"), db.tenant(tenant) as conn:
                 conn.execute(sql.FORCE_CUSTOM_PLANS)
                 scope, step["versions"] = _timed(scope_for, conn, kb, legs, tenant)
-                (vector_hits, lexical_hits), step["legs"] = _timed(
+                (vector_hits, lexical_hits, (idf, _avgdl)), step["legs"] = _timed(
                     legs.search_legs, conn, scope, query_vectors, variant_terms, config
                 )
                 order, _seen, _top1 = legs.merge_quota(plan, vector_hits, lexical_hits, config)
                 _, step["candidates"] = _timed(
                     legs.fetch_candidates, conn, scope, order, query_vectors
                 )
-                _, step["term_idf"] = _timed(legs.term_idf, conn, scope, every)
             step["total"] = (time.perf_counter() - started) * 1000
             for name, ms in step.items():
                 times[mode].setdefault(name, []).append(ms)
             tops[mode].append(sorted((v, pk) for v, pk, _ in lexical_hits))
+            if mode == "postings":
+                seen.append(_found(vector_hits, lexical_hits, idf, order))
     out: dict[str, Any] = {
         mode: {name: summary(series) for name, series in steps.items()}
         for mode, steps in times.items()
@@ -188,7 +193,19 @@ def path_runs(
             out["chunks"]["total"]["p50"] / out["postings"]["total"]["p50"], 2
         )
     log(f"{tenant} path: {out}")
-    return out
+    return out, seen
+
+
+def _found(
+    vector_hits: Sequence[Any], lexical_hits: Sequence[Any], idf: dict[str, float], order: list[int]
+) -> dict[str, Any]:
+    """What one e-mail's path found (scores to 1e-9): both legs' hits, idf, merged candidates."""
+    return {
+        "vector": sorted((int(v), int(pk), round(float(s), 9)) for v, pk, s in vector_hits),
+        "lexical": sorted((int(v), int(pk), round(float(s), 9)) for v, pk, s in lexical_hits),
+        "idf": {term: round(value, 9) for term, value in sorted(idf.items())},
+        "candidates": [int(pk) for pk in order],
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -207,6 +224,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=["vector", "lexical", "path"],
         help="what to measure: vector recall, lexical steps, the whole path",
     )
+    parser.add_argument("--hits", type=Path, help="write each e-mail's hits here (JSON)")
     parser.add_argument(
         "--no-baseline",
         action="store_true",
@@ -235,9 +253,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 with chunk_statements(mode == "chunks"):
                     result[f"lexical_{mode}"] = lexical_runs(db, kb, args.tenant, plans)
         if "path" in args.steps:
-            result["path"] = path_runs(
+            result["path"], found = path_runs(
                 db, kb, args.tenant, plans, vectors, baseline=not args.no_baseline
             )
+            if args.hits:
+                args.hits.write_text(json.dumps(found, indent=1, sort_keys=True))
         db.close()
     result["load_after"] = load()
     result["wall_s"] = round(time.perf_counter() - started, 1)

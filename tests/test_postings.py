@@ -47,20 +47,25 @@ def demo_postings(db, demo_index):
 def _scope(conn: Any, pipeline: Any, tenant_id: str, as_of: date = AS_OF) -> legs.Scope:
     v = pipeline.versions
     base = {"tenant_id": tenant_id, **asdict(v), "as_of": as_of}
-    versions = legs.load_versions(conn, base, audit=False)
+    assert legs.load_versions(conn, base, audit=False) or as_of < AS_OF
     return legs.Scope(
-        tenant_id, v.parser_version, v.chunker_version, v.embedding_model_id, versions
+        tenant_id, v.parser_version, v.chunker_version, v.embedding_model_id, as_of=as_of
     )
+
+
+def _eligible(conn: Any, scope: legs.Scope) -> list[str]:
+    """The scope's eligible version ids (the reference rule, ELIGIBLE_VERSIONS)."""
+    return sorted(legs.load_versions(conn, scope.params(), audit=scope.audit))
 
 
 def _both_statements(conn: Any, scope: legs.Scope, variants: list[list[str]]) -> tuple[Any, Any]:
     """The lexical leg's rows from the chunks (session 7's statement) and from the postings."""
     params = legs._lexical_params(scope, variants, RetrievalConfig())
-    statement, with_stats = lexical_sql.lexical_statement(conn, params)
-    assert statement is sql.LEXICAL_BM25_POSTINGS
+    lexical = lexical_sql.lexical_statement(conn, params)
+    assert lexical.statement is sql.LEXICAL_BM25_POSTINGS
     from_chunks = conn.execute(sql.LEXICAL_BM25, params).fetchall()
-    from_postings = conn.execute(statement, with_stats).fetchall()
-    return sorted(from_chunks), sorted(from_postings)
+    hits, _df = lexical_sql.split_rows(conn.execute(lexical.statement, lexical.params).fetchall())
+    return sorted(from_chunks), sorted(hits)
 
 
 def test_postings_are_one_per_chunk_term(db, real_pipeline, demo_postings):
@@ -123,10 +128,10 @@ def test_a_build_without_postings_is_served_from_the_chunks(db, real_pipeline, d
         with conn.transaction(force_rollback=True):
             conn.execute(
                 "UPDATE doc_builds SET term_total = NULL WHERE doc_version_id = %s",
-                (min(scope.versions),),
+                (min(_eligible(conn, scope)),),
             )
             params = legs._lexical_params(scope, variants, RetrievalConfig())
-            statement, _ = lexical_sql.lexical_statement(conn, params)
+            statement = lexical_sql.lexical_statement(conn, params).statement
             fallback = legs.lexical_leg(conn, scope, variants, RetrievalConfig())
             fallback_idf = legs.term_idf(conn, scope, variants[0])
     assert statement is sql.LEXICAL_BM25
@@ -170,7 +175,7 @@ def test_postings_are_tenant_scoped_for_the_application_role(db, demo_postings):
         ).fetchone()[0]
         seen = conn.execute("SELECT DISTINCT tenant_id FROM chunk_postings").fetchall()
         # The lexical statement asked for the other tenant's id returns nothing either.
-        scope = legs.Scope("coastal-kayak", "p", "c", "m", {})
+        scope = legs.Scope("coastal-kayak", "p", "c", "m", as_of=AS_OF)
         params = {
             **legs._lexical_params(scope, [["wetsuit", "kayak"]], RetrievalConfig()),
             "n": 1.0,
@@ -194,8 +199,10 @@ def test_the_application_role_reads_postings_through_the_btree(db, real_pipeline
         conn.execute("SET LOCAL enable_seqscan = off")  # the demo tables are tiny
         scope = _scope(conn, real_pipeline, "alpine-treks")
         params = legs._lexical_params(scope, [analyze(QUESTIONS[1][0])], RetrievalConfig())
-        statement, with_stats = lexical_sql.lexical_statement(conn, params)
-        plan = json.dumps(conn.execute(f"EXPLAIN (FORMAT JSON) {statement}", with_stats).fetchone())
+        lexical = lexical_sql.lexical_statement(conn, params)
+        plan = json.dumps(
+            conn.execute(f"EXPLAIN (FORMAT JSON) {lexical.statement}", lexical.params).fetchone()
+        )
     assert '"Index Name": "chunk_postings_pkey"' in plan
     assert "term = ANY" in plan and "Index Only Scan" in plan
 

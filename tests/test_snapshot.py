@@ -42,10 +42,10 @@ def _snapshot(db, real_pipeline, tenant_id: str):
         return load_snapshot(conn, _key(real_pipeline, tenant_id), generation, 10**9)
 
 
-def _scope(real_pipeline, tenant_id: str, versions) -> legs.Scope:
+def _scope(real_pipeline, tenant_id: str) -> legs.Scope:
     v = real_pipeline.versions
     return legs.Scope(
-        tenant_id, v.parser_version, v.chunker_version, v.embedding_model_id, versions
+        tenant_id, v.parser_version, v.chunker_version, v.embedding_model_id, as_of=AS_OF
     )
 
 
@@ -74,10 +74,10 @@ def test_both_legs_and_term_statistics_match_the_sql_legs(db, minilm, real_pipel
         terms = [analyze(v.text) for v in plan.variants]
         versions = snapshot.eligible_versions(AS_OF, audit=False)
         mask = snapshot.chunk_mask(versions)
-        scope = _scope(real_pipeline, tenant_id, versions)
+        scope = _scope(real_pipeline, tenant_id)
         with db.tenant(tenant_id) as conn:
             conn.execute(sql.FORCE_CUSTOM_PLANS)
-            sql_vector, sql_lexical = legs.search_legs(conn, scope, vectors, terms, config)
+            sql_vector, sql_lexical, _ = legs.search_legs(conn, scope, vectors, terms, config)
             sql_idf, sql_avgdl = legs.term_idf(conn, scope, terms[0])
         mem_vector = snapshot.vector_leg(mask, vectors, config.k_vector)
         mem_lexical = snapshot.lexical_leg(
@@ -109,7 +109,7 @@ def test_candidate_cosines_match_pgvector(db, minilm, real_pipeline, demo_index)
     vectors = minilm.embed(["cancel five days before a full refund", "altitude medical clearance"])
     versions = snapshot.eligible_versions(AS_OF, audit=False)
     pks = [pk for _, pk, _ in snapshot.vector_leg(snapshot.chunk_mask(versions), vectors, 10)]
-    scope = _scope(real_pipeline, "alpine-treks", versions)
+    scope = _scope(real_pipeline, "alpine-treks")
     with db.tenant("alpine-treks") as conn:
         expected = legs.fetch_candidates(conn, scope, pks, vectors)
     got = snapshot.candidate_sims(pks, vectors)

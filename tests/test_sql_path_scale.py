@@ -27,9 +27,9 @@ SCANS = "SELECT coalesce(pg_stat_get_xact_numscans(to_regclass(%s)), 0)"
 def _scope(conn: Any, real_pipeline: Any, tenant_id: str) -> legs.Scope:
     v = real_pipeline.versions
     base = {"tenant_id": tenant_id, **asdict(v), "as_of": AS_OF}
-    versions = legs.load_versions(conn, base, audit=False)
+    assert legs.load_versions(conn, base, audit=False)
     return legs.Scope(
-        tenant_id, v.parser_version, v.chunker_version, v.embedding_model_id, versions
+        tenant_id, v.parser_version, v.chunker_version, v.embedding_model_id, as_of=AS_OF
     )
 
 
@@ -87,7 +87,7 @@ def test_window_count_from_the_builds_is_the_eligible_vector_rows(db, real_pipel
             with db.tenant(tenant_id) as conn:
                 key = {"tenant_id": tenant_id, **asdict(v)}
                 eligible = sorted(legs.load_versions(conn, {**key, "as_of": as_of}, audit=False))
-                params = {**key, "versions": eligible}
+                params = {**key, "versions": eligible, "as_of": as_of, "audit": False}
                 rows = conn.execute(sql.VECTOR_COUNT, params).fetchone()[0]
                 from_builds = conn.execute(sql.VECTOR_COUNT_BUILDS, params).fetchone()[0]
             assert from_builds == rows, (tenant_id, as_of)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -19,7 +17,7 @@ from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval import candidates as legs
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
-from kb_retrieval.retrieval.sql import CHUNK_SCOPE
+from kb_retrieval.retrieval.sql import CHUNK_ELIGIBLE, eligible
 from kb_retrieval.text.analyzer import analyze
 
 Run = dict[str, dict[str, float]]
@@ -27,11 +25,13 @@ Run = dict[str, dict[str, float]]
 AS_OF = date(2026, 1, 1)
 TOP_K = 100
 EMBED_BATCH = 256
-CHUNK_DOCS = f"SELECT c.id, c.doc_id FROM chunks c WHERE {CHUNK_SCOPE}"
-STORED_WINDOWS = """
+CHUNK_DOCS = (
+    f"SELECT c.id, c.doc_id FROM chunks c WHERE c.tenant_id = %(tenant_id)s AND {CHUNK_ELIGIBLE}"
+)
+STORED_WINDOWS = f"""
 SELECT v.chunk_pk, v.window_index, v.embedding FROM chunk_vectors v
 WHERE v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
-  AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)
+  AND v.chunker_version = %(chunker_version)s AND {eligible("v")}
 ORDER BY v.chunk_pk, v.window_index
 """
 
@@ -78,15 +78,13 @@ def kb_hybrid_run(
     return run
 
 
-def _scope(conn: Any, versions: PipelineVersions, tenant_id: str) -> legs.Scope:
-    base = {"tenant_id": tenant_id, **asdict(versions), "as_of": AS_OF}
-    eligible = legs.load_versions(conn, base, audit=False)
+def _scope(versions: PipelineVersions, tenant_id: str) -> legs.Scope:
     return legs.Scope(
         tenant_id,
         versions.parser_version,
         versions.chunker_version,
         versions.embedding_model_id,
-        eligible,
+        as_of=AS_OF,
     )
 
 
@@ -101,7 +99,7 @@ def kb_lexical_run(
     """The retriever's BM25 leg alone (`candidates.lexical_leg`) on each query's direct variant."""
     progress = progress or SilentProgress()
     with db.tenant(tenant_id) as conn:
-        scope = _scope(conn, versions, tenant_id)
+        scope = _scope(versions, tenant_id)
         chunk_doc = dict(conn.execute(CHUNK_DOCS, scope.params()).fetchall())
     run: Run = {}
     for qid, text in queries.items():
@@ -192,7 +190,7 @@ def stored_windows(
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The pipeline's window vectors: document of each row, window index, matrix."""
     with db.tenant(tenant_id) as conn:
-        scope = _scope(conn, versions, tenant_id)
+        scope = _scope(versions, tenant_id)
         chunk_doc = dict(conn.execute(CHUNK_DOCS, scope.params()).fetchall())
         rows = conn.execute(STORED_WINDOWS, scope.params()).fetchall()
     row_docs = [chunk_doc[pk] for pk, _w, _v in rows]

@@ -15,7 +15,12 @@ from kb_retrieval.models import Category
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval import sql
 from kb_retrieval.retrieval.config import RetrievalConfig
-from kb_retrieval.retrieval.lexical_sql import any_term_query, lexical_statement, term_stats
+from kb_retrieval.retrieval.lexical_sql import (
+    any_term_query,
+    lexical_statement,
+    split_rows,
+    term_stats,
+)
 from kb_retrieval.retrieval.vector_index import index_name
 
 
@@ -87,23 +92,28 @@ class PipelineKey:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scope(PipelineKey):
-    """What one retrieval may see: tenant, pipeline versions, eligible document versions."""
+    """What one retrieval may see: tenant, pipeline versions, and the versions eligible as of
+    `as_of` (superseded ones too in audit mode), decided in PostgreSQL by `build_eligibility`."""
 
-    versions: dict[str, VersionInfo] = field(default_factory=dict)
+    as_of: date
+    audit: bool = False
     all_windows: bool = True
 
     def params(self) -> dict[str, Any]:
         return {
             **super().params(),
-            "versions": sorted(self.versions),
+            "as_of": self.as_of,
+            "audit": self.audit,
             "all_windows": self.all_windows,
         }
 
 
 def load_versions(conn: Any, params: dict[str, Any], *, audit: bool) -> dict[str, VersionInfo]:
-    """Eligible versions; superseded ones only in audit mode (and then marked)."""
+    """Eligible versions; superseded ones only in audit mode (and then marked). The reference
+    definition of eligibility (tests, evaluation runs); the PostgreSQL path's statements join
+    `build_eligibility` instead of sending these ids."""
     out = {}
     for row in conn.execute(sql.ELIGIBLE_VERSIONS, params):
         info = VersionInfo(
@@ -164,7 +174,11 @@ def lexical_leg(
     params = _lexical_params(scope, variant_terms, config)
     if not params["terms"]:
         return []
-    return conn.execute(*lexical_statement(conn, params)).fetchall()
+    lexical = lexical_statement(conn, params)
+    return split_rows(conn.execute(lexical.statement, lexical.params).fetchall())[0]
+
+
+Hits = list[tuple[int, int, float]]
 
 
 def search_legs(
@@ -173,17 +187,26 @@ def search_legs(
     vectors: np.ndarray,
     variant_terms: Sequence[Sequence[str]],
     config: RetrievalConfig,
-) -> tuple[list[tuple[int, int, float]], list[tuple[int, int, float]]]:
-    """Both legs for every variant, sent together in one pipelined round trip."""
+) -> tuple[Hits, Hits, tuple[dict[str, float], float]]:
+    """Both legs for every variant, sent together in one pipelined round trip, and what
+    `term_idf` returns for every variant's terms: from the lexical statement's df when it reads
+    the postings, else from `term_idf`'s own statements."""
     statement, params = _vector_statement(conn, scope, vectors, config)
     lexical_params = _lexical_params(scope, variant_terms, config)
     lexical = lexical_statement(conn, lexical_params) if lexical_params["terms"] else None
     with conn.pipeline():
         vector_cursor = conn.execute(statement, params)
-        lexical_cursor = conn.execute(*lexical) if lexical is not None else None
+        lexical_cursor = (
+            conn.execute(lexical.statement, lexical.params) if lexical is not None else None
+        )
         vector_rows = vector_cursor.fetchall()
         lexical_rows = lexical_cursor.fetchall() if lexical_cursor is not None else []
-    return vector_rows, lexical_rows
+    lexical_hits, df = split_rows(lexical_rows)
+    terms = sorted(set(lexical_params["terms"]))
+    if lexical is None or lexical.stats is None:
+        return vector_rows, lexical_hits, term_idf(conn, scope, terms)
+    n, avgdl = lexical.stats
+    return vector_rows, lexical_hits, (_idf(n, [(t, df.get(t, 0)) for t in terms]), avgdl)
 
 
 def merge_quota(
@@ -225,13 +248,19 @@ def merge_quota(
 def fetch_candidates(
     conn: Any, scope: Scope, ids: list[int], vectors: np.ndarray
 ) -> dict[int, Candidate]:
-    """The candidates' rows with each one's best-window cosine per variant (PostgreSQL path)."""
+    """The candidates' rows with each one's best-window cosine per variant and their versions
+    (PostgreSQL path); chunks of versions not eligible in `scope` are left out."""
     params = {**scope.params(), "ids": ids, "vectors": list(vectors)}
     out = {}
+    versions: dict[str, VersionInfo] = {}
     for row in conn.execute(sql.CANDIDATE_DETAILS, params):
-        version = scope.versions.get(row[1])
-        if version is not None:
-            out[row[0]] = candidate_from_row(row, version)
+        version = versions.get(row[1])
+        if version is None:
+            version = VersionInfo(
+                row[1], row[14], row[15], Category(row[16]), *row[17:21], bool(row[21])
+            )
+            versions[row[1]] = version
+        out[row[0]] = candidate_from_row(row, version)
     return out
 
 
@@ -262,7 +291,9 @@ def candidate_from_row(row: Sequence[Any], version: VersionInfo) -> Candidate:
 def term_idf(conn: Any, scope: Scope, terms: Sequence[str]) -> tuple[dict[str, float], float]:
     """BM25 idf of each query term over the eligible chunks, and their mean length."""
     n, avgdl, rows = term_stats(conn, scope.params(), terms)
-    idf = {}
-    for term, df in rows:
-        idf[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-    return idf, float(avgdl)
+    return _idf(n, sorted(rows)), float(avgdl)
+
+
+def _idf(n: float, df: Sequence[tuple[str, int]]) -> dict[str, float]:
+    """BM25 idf of each (term, df) over `n` eligible chunks."""
+    return {term: math.log(1 + (n - count + 0.5) / (count + 0.5)) for term, count in df}

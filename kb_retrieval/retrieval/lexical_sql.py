@@ -6,6 +6,7 @@ chunks (the statements of issue 11 session 7). Both give the same BM25 top k, df
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kb_retrieval.retrieval import sql
@@ -23,18 +24,34 @@ def postings_scope(conn: Any, params: dict[str, Any]) -> tuple[float, float] | N
     return None if missing else (float(n), float(avgdl))
 
 
-def lexical_statement(conn: Any, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The BM25 statement for `params` (candidates._lexical_params) and its parameters."""
+@dataclass(frozen=True)
+class LexicalStatement:
+    """The BM25 statement and its parameters; with the postings, N and avgdl of the scope (the
+    statement then also returns each term's df, `split_rows`)."""
+
+    statement: str
+    params: dict[str, Any]
+    stats: tuple[float, float] | None
+
+
+def lexical_statement(conn: Any, params: dict[str, Any]) -> LexicalStatement:
+    """The BM25 statement for `params` (candidates._lexical_params)."""
     stats = postings_scope(conn, params)
     if stats is None:
-        return sql.LEXICAL_BM25, params
+        return LexicalStatement(sql.LEXICAL_BM25, params, None)
     unique = sorted(set(params["terms"]))
-    return sql.LEXICAL_BM25_POSTINGS, {
-        **params,
-        "n": stats[0],
-        "avgdl": stats[1],
-        "unique_terms": unique,
-    }
+    extra = {"n": stats[0], "avgdl": stats[1], "unique_terms": unique}
+    return LexicalStatement(sql.LEXICAL_BM25_POSTINGS, {**params, **extra}, stats)
+
+
+def split_rows(
+    rows: Sequence[Sequence[Any]],
+) -> tuple[list[tuple[int, int, float]], dict[str, int]]:
+    """The hits (variant index from 1, chunk_pk, BM25) and the df rows (variant 0: df, term)
+    of a lexical statement's result."""
+    hits = [(row[0], row[1], row[2]) for row in rows if row[0] != 0]
+    df = {row[3]: int(row[2]) for row in rows if row[0] == 0}
+    return hits, df
 
 
 def term_stats(

@@ -262,16 +262,6 @@ class Retriever:
         result.used_rerank = used_rerank
         return result
 
-    def _scope(self, tenant_id: str, versions: dict[str, Any], all_windows: bool) -> legs.Scope:
-        return legs.Scope(
-            tenant_id,
-            self.versions.parser_version,
-            self.versions.chunker_version,
-            self.versions.embedding_model_id,
-            versions,
-            all_windows,
-        )
-
     def _search_snapshot(self, snapshot: TenantSnapshot, request: SearchRequest) -> SearchOutput:
         """Both legs and the candidates' rows in memory: no round trip."""
         cfg = self.config
@@ -305,14 +295,19 @@ class Retriever:
     def _search_database(self, request: SearchRequest) -> SearchOutput:
         """Both legs in PostgreSQL (tenants above `in_memory_max_vectors`)."""
         with self.db.tenant(request.base["tenant_id"]) as conn:
-            # Eligible version ids travel as arrays; a generic prepared plan would scan them
-            # linearly per row (bench/retrieval.py), so plan each statement for its values.
+            # Plan each statement for its values (tenant, dates, pipeline): the planner then
+            # uses the tenant's partial index and the postings' btree (sql.py).
             conn.execute(sql.FORCE_CUSTOM_PLANS)
-            versions = legs.load_versions(conn, request.base, audit=request.audit_mode)
-            if not versions:
-                return SearchOutput()
-            scope = self._scope(request.base["tenant_id"], versions, request.all_windows)
-            vector_hits, lexical_hits = legs.search_legs(
+            scope = legs.Scope(
+                tenant_id=request.base["tenant_id"],
+                parser_version=self.versions.parser_version,
+                chunker_version=self.versions.chunker_version,
+                embedding_model_id=self.versions.embedding_model_id,
+                as_of=request.base["as_of"],
+                audit=request.audit_mode,
+                all_windows=request.all_windows,
+            )
+            vector_hits, lexical_hits, (idf, avgdl) = legs.search_legs(
                 conn, scope, request.vectors, request.variant_terms, self.config
             )
             order, seen, top1 = legs.merge_quota(
@@ -321,11 +316,7 @@ class Retriever:
             if not order:
                 return SearchOutput(order, seen, top1)
             found = legs.fetch_candidates(conn, scope, order, request.vectors)
-            idf, avgdl = (
-                legs.term_idf(conn, scope, _all_terms(request.variant_terms))
-                if found
-                else ({}, 1.0)
-            )
+            idf, avgdl = (idf, avgdl) if found else ({}, 1.0)
             sentences = (
                 fetch_sentence_vectors(conn, scope.params(), list(found))
                 if self.config.sentence_features

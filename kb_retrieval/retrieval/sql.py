@@ -24,35 +24,45 @@ WHERE v.tenant_id = %(tenant_id)s AND b.state = 'indexed'
 ORDER BY v.doc_version_id
 """
 
-# Window vectors of the eligible versions: decides in-memory vs PostgreSQL (snapshot.py) and,
-# in PostgreSQL, exact scan vs HNSW (candidates.py).
+# Window vectors of the given eligible versions: decides in-memory vs PostgreSQL
+# (snapshot_store.py, which holds the version ids); the PostgreSQL path reads its own count from
+# the builds (VECTOR_COUNT_BUILDS).
 _VECTOR_SCOPE = """v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
   AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)"""
 VECTOR_COUNT = f"SELECT count(*) FROM chunk_vectors v WHERE {_VECTOR_SCOPE}"
-# The PostgreSQL path's choice between the exact scan and an index: the eligible versions'
-# window vectors, from the builds (an indexed build records them in `window_count`, checked by
-# bench/crash_consistency.py): one row per build of the tenant's pipeline, the eligible ones
-# picked by a FILTER, not by the scan's condition. Counting the vector rows took 0.9 s for a
-# 100k-chunk tenant at 1M; the same sum with the 34k-version array as a condition 1-1.9 s under
-# load, mostly planning (selectivity per element of the array).
-VECTOR_COUNT_BUILDS = """
-SELECT coalesce(sum(b.window_count) FILTER (WHERE b.doc_version_id = ANY(%(versions)s)), 0)
-FROM doc_builds b
-WHERE b.tenant_id = %(tenant_id)s AND b.state = 'indexed'
-  AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
-  AND b.embedding_model_id = %(embedding_model_id)s
-"""
+# The PostgreSQL path's eligibility (issue 11 session 9): the scope's eligible builds as of
+# %(as_of)s from `build_eligibility` (migration 0011, kept by triggers), joined server-side.
+# Session 8 sent the eligible version ids as an array in every statement: 34,375 ids for a
+# 100k-chunk tenant, loaded by ELIGIBLE_VERSIONS (0.6-1.4 s under load) and hashed per statement.
+# In audit mode superseded versions are eligible too (and marked by CANDIDATE_DETAILS).
+ELIGIBLE_BUILDS = """SELECT e.doc_version_id, e.chunk_count, e.window_count, e.term_total
+    FROM build_eligibility e
+    WHERE e.tenant_id = %(tenant_id)s AND e.parser_version = %(parser_version)s
+      AND e.chunker_version = %(chunker_version)s
+      AND e.embedding_model_id = %(embedding_model_id)s
+      AND e.effective_from <= %(as_of)s AND (%(audit)s OR %(as_of)s < e.superseded_from)"""
+
+
+def eligible(alias: str) -> str:
+    """The condition that row `alias` belongs to an eligible version (a semi-join)."""
+    return f"{alias}.doc_version_id IN (SELECT b.doc_version_id FROM ({ELIGIBLE_BUILDS}) b)"
+
+
+# The choice between the exact scan and an index: the eligible builds' window vectors (an
+# indexed build records them in `window_count`, checked by bench/crash_consistency.py).
+# Counting the vector rows took 0.9 s for a 100k-chunk tenant at 1M (session 7).
+VECTOR_COUNT_BUILDS = f"SELECT coalesce(sum(b.window_count), 0) FROM ({ELIGIBLE_BUILDS}) b"
 
 # Exact nearest chunks per query variant (best window per chunk): recall 1.0, used while the
 # tenant's vector count is below `exact_scan_max_vectors`.
-VECTOR_EXACT = """
+VECTOR_EXACT = f"""
 SELECT q.vidx, r.chunk_pk, r.sim
 FROM unnest(%(vectors)s::vector[]) WITH ORDINALITY AS q(vec, vidx)
 CROSS JOIN LATERAL (
     SELECT v.chunk_pk, max(1 - (v.embedding <=> q.vec)) AS sim
     FROM chunk_vectors v
     WHERE v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
-      AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)
+      AND v.chunker_version = %(chunker_version)s AND {eligible("v")}
       AND (%(all_windows)s OR v.window_index = 0)
     GROUP BY v.chunk_pk
     ORDER BY sim DESC, v.chunk_pk
@@ -82,7 +92,7 @@ TENANT_EXISTS = "SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = %(tenant
 TENANT_VECTOR_ROWS = "SELECT count(*) FROM chunk_vectors WHERE tenant_id = %(tenant_id)s"
 # The index's storage options (lists), no row when there is no such index.
 INDEX_OPTIONS = "SELECT reloptions FROM pg_class WHERE oid = to_regclass(%s)"
-_VECTOR_ANN = """
+_VECTOR_ANN = f"""
 SELECT q.vidx, r.chunk_pk, r.sim
 FROM unnest(%(vectors)s::vector[]) WITH ORDINALITY AS q(vec, vidx)
 CROSS JOIN LATERAL (
@@ -91,9 +101,9 @@ CROSS JOIN LATERAL (
         SELECT v.chunk_pk, 1 - (v.embedding <=> q.vec) AS sim
         FROM chunk_vectors v
         WHERE v.tenant_id = %(tenant_id)s AND v.embedding_model_id = %(embedding_model_id)s
-          AND v.chunker_version = %(chunker_version)s AND v.doc_version_id = ANY(%(versions)s)
+          AND v.chunker_version = %(chunker_version)s AND {eligible("v")}
           AND (%(all_windows)s OR v.window_index = 0)
-        ORDER BY {order} <=> q.vec
+        ORDER BY {{order}} <=> q.vec
         LIMIT %(k_windows)s
     ) w
     GROUP BY w.chunk_pk
@@ -126,10 +136,10 @@ TENANT_TERM_HITS = """FROM chunks c
         FROM (SELECT DISTINCT term FROM unnest(%(terms)s::text[]) AS u(term)) d
     ) t ON c.tsv @@ t.query
     WHERE c.tenant_id = %(tenant_id)s AND c.tsv @@ %(any_term)s::tsquery"""
-CHUNK_ELIGIBLE = """c.parser_version = %(parser_version)s
-      AND c.chunker_version = %(chunker_version)s AND c.doc_version_id = ANY(%(versions)s)"""
-# N and avgdl of the eligible chunks, from one pass over the tenant's chunks (no version array
-# in the scan's condition, as above).
+CHUNK_ELIGIBLE = f"""c.parser_version = %(parser_version)s
+      AND c.chunker_version = %(chunker_version)s AND {eligible("c")}"""
+# N and avgdl of the eligible chunks, from one pass over the tenant's chunks (eligibility a
+# column of the rows read, not a condition of the scan).
 SCOPE_STATS = f"""SELECT count(*) FILTER (WHERE {CHUNK_ELIGIBLE})::float8,
        coalesce(avg(c.term_count) FILTER (WHERE {CHUNK_ELIGIBLE}), 1)::float8
     FROM chunks c WHERE c.tenant_id = %(tenant_id)s"""
@@ -190,38 +200,33 @@ COUNT_SCOPE = SCOPE_STATS
 # The lexical leg from the postings table (migration 0010), used once every eligible version's
 # build has its postings (`term_total` set). Each query term's postings are one range of the
 # (tenant_id, term) btree, read index-only: `=` / `= ANY` on text is leakproof, so `kb_app`
-# gets the index under row-level security (no `@@` on the chunks). Eligibility is a column of
-# the rows read (the version array hashed per row, never planned as a condition, as above).
-# N and avgdl come from the eligible builds (`POSTINGS_SCOPE`), avgdl as `avg(term_count)`
-# computes it (numeric division, then float8), so the scores are those of LEXICAL_BM25.
-POSTINGS_SCOPE = """
+# gets the index under row-level security (no `@@` on the chunks). Eligibility is a semi-join
+# with the eligible builds (hashed once per statement). N and avgdl come from the eligible
+# builds (`POSTINGS_SCOPE`), avgdl as `avg(term_count)` computes it (numeric division, then
+# float8), so the scores are those of LEXICAL_BM25.
+POSTINGS_SCOPE = f"""
 SELECT coalesce(sum(b.chunk_count), 0),
        coalesce((sum(b.term_total) / nullif(sum(b.chunk_count), 0))::float8, 1),
        count(*) FILTER (WHERE b.term_total IS NULL)
-FROM (
-    SELECT b.chunk_count, b.term_total, b.doc_version_id = ANY(%(versions)s) AS eligible
-    FROM doc_builds b
-    WHERE b.tenant_id = %(tenant_id)s AND b.state = 'indexed'
-      AND b.parser_version = %(parser_version)s AND b.chunker_version = %(chunker_version)s
-      AND b.embedding_model_id = %(embedding_model_id)s
-    OFFSET 0
-) b
-WHERE b.eligible
+FROM ({ELIGIBLE_BUILDS}) b
 """
-POSTING_HITS = """
-    SELECT p.term, p.chunk_pk, p.term_count, p.tf::float8 AS tf,
-           p.parser_version = %(parser_version)s AND p.chunker_version = %(chunker_version)s
-           AND p.doc_version_id = ANY(%(versions)s) AS eligible
+POSTING_HITS = f"""
+    SELECT p.term, p.chunk_pk, p.term_count, p.tf::float8 AS tf
     FROM chunk_postings p
-    WHERE p.tenant_id = %(tenant_id)s AND p.term = ANY(%(unique_terms)s::text[])"""
+    WHERE p.tenant_id = %(tenant_id)s AND p.term = ANY(%(unique_terms)s::text[])
+      AND p.parser_version = %(parser_version)s AND p.chunker_version = %(chunker_version)s
+      AND {eligible("p")}"""
+# The top k per variant, then one row per query term with eligible postings: (0, NULL, df,
+# term). The df that `term_idf` needs is counted here already (session 8 read every posting a
+# second time for it, about a third of the path at a 100k-chunk tenant).
 LEXICAL_BM25_POSTINGS = f"""
 WITH q AS (
     SELECT * FROM unnest(%(vidx)s::int[], %(terms)s::text[]) AS q(vidx, term)
 ), hits AS MATERIALIZED ({POSTING_HITS}
 ), idf AS MATERIALIZED (
-    SELECT h.term,
+    SELECT h.term, count(*) AS df,
            ln(1 + (%(n)s::float8 - count(*)::float8 + 0.5) / (count(*)::float8 + 0.5)) AS idf
-    FROM hits h WHERE h.eligible
+    FROM hits h
     GROUP BY h.term
 ), scored AS (
     SELECT q.vidx, h.chunk_pk,
@@ -230,20 +235,26 @@ WITH q AS (
                ORDER BY q.term) AS score
     FROM q
     JOIN idf ON idf.term = q.term
-    JOIN hits h ON h.term = q.term AND h.eligible
+    JOIN hits h ON h.term = q.term
     GROUP BY q.vidx, h.chunk_pk
-)
-{TOP_K_PER_VARIANT}"""
+), top AS (
+{TOP_K_PER_VARIANT})
+SELECT vidx, chunk_pk, score, NULL::text AS term FROM top
+UNION ALL
+SELECT 0, NULL, df::float8, term FROM idf
+"""
 TERM_STATS_POSTINGS = f"""
 WITH hits AS MATERIALIZED ({POSTING_HITS}
 )
-SELECT u.term, count(*) FILTER (WHERE h.eligible) AS df
+SELECT u.term, count(h.term) AS df
 FROM unnest(%(unique_terms)s::text[]) AS u(term)
 LEFT JOIN hits h ON h.term = u.term
 GROUP BY u.term
 """
 
-# Candidate details plus the exact best-window cosine of every candidate for every variant.
+# Candidate details plus the exact best-window cosine of every candidate for every variant,
+# then the version's fields (VersionInfo, `superseded` as ELIGIBLE_VERSIONS marks it); only
+# chunks of eligible builds.
 CANDIDATE_DETAILS = """
 SELECT c.id, c.doc_version_id, c.chunk_id, c.chunk_index, c.section_title, c.page_start,
        c.page_end, c.source_locator, c.token_count, c.text, c.policy_likeness_hint,
@@ -253,8 +264,15 @@ SELECT c.id, c.doc_version_id, c.chunk_id, c.chunk_index, c.section_title, c.pag
             FROM unnest(%(vectors)s::vector[]) WITH ORDINALITY AS q(vec, vidx)
             JOIN chunk_vectors v ON v.chunk_pk = c.id AND v.embedding_model_id = %(embedding_model_id)s
                  AND (%(all_windows)s OR v.window_index = 0)
-            GROUP BY q.vidx) s) AS sims
+            GROUP BY q.vidx) s) AS sims,
+       d.doc_id, d.title, d.category, d.priority, d.effective_date, d.last_reviewed_at,
+       d.supersedes_doc_version_id, e.superseded_from <= %(as_of)s AS superseded
 FROM chunks c
+JOIN doc_versions d ON d.tenant_id = c.tenant_id AND d.doc_version_id = c.doc_version_id
+JOIN build_eligibility e ON e.tenant_id = c.tenant_id AND e.doc_version_id = c.doc_version_id
+     AND e.parser_version = %(parser_version)s AND e.chunker_version = %(chunker_version)s
+     AND e.embedding_model_id = %(embedding_model_id)s
+     AND e.effective_from <= %(as_of)s AND (%(audit)s OR %(as_of)s < e.superseded_from)
 WHERE c.tenant_id = %(tenant_id)s AND c.id = ANY(%(ids)s)
 ORDER BY c.id
 """
