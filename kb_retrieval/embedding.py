@@ -117,12 +117,14 @@ class MiniLMEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def embed_query(self, texts: Sequence[str]) -> np.ndarray:
-        """The model's own modules (tokenize, transformer, pooling, normalize) in one batch: the
-        vectors `embed` gives (tested equal), without `encode`'s per-call device checks, length
-        sorting and batching (a retrieval's 2-4 variants: 24 / 30 ms p50 / p95 instead of
-        29 / 50 ms, measured here). By default through the ONNX Runtime export of the same
-        weights (`embedding_onnx.py`, about half the time); with `KB_QUERY_ENCODER=torch`, or
-        when that export is unavailable, through torch."""
+        """The model's own modules (tokenize, transformer, pooling, normalize) in one batch,
+        without `encode`'s per-call device checks, length sorting and batching (a retrieval's 2-4
+        variants: 24 / 30 ms p50 / p95 instead of 29 / 50 ms, measured here). By default through
+        the int8 ONNX Runtime export of the same weights (`embedding_onnx.py`, one text per pass):
+        close to `embed`'s vectors, not equal (docs/benchmarks.md, "Quality of the int8 encoder";
+        up to 0.03 cosine apart on single words). `KB_QUERY_ENCODER_INT8=0` gives the float32
+        export; with `KB_QUERY_ENCODER=torch`, or when no export is available, torch gives the
+        vectors `embed` gives (tested equal)."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         if query_encoder_choice() == "onnx":
