@@ -22,7 +22,7 @@ from bench.common import header, log, summary, table
 from bench.retrieval_measure import AS_OF
 from bench.retrieval_scale import MEASURED
 
-STEPS = ("embed", "scope", "vector", "lexical", "lexical_pruned", "merge", "rows", "sims", "idf")
+STEPS = ("embed", "scope", "vector", "lexical", "merge", "rows", "sims", "idf")
 
 
 def measure(db: Any, pipeline: Any, queries: list[dict[str, Any]], args: Any) -> dict[str, Any]:
@@ -205,7 +205,6 @@ def steps_alone(
         return value
 
     variants = []
-    identical = 0
     for plan in plans:
         texts = [v.text for v in plan.variants]
         vectors = step("embed", retriever.embedder.embed_query, texts)
@@ -215,17 +214,6 @@ def steps_alone(
         lhits = step(
             "lexical", snapshot.lexical_leg, mask, terms, cfg.k_lexical, cfg.bm25_k1, cfg.bm25_b
         )
-        pruned = step(
-            "lexical_pruned",
-            pruned_leg,
-            snapshot,
-            mask,
-            terms,
-            cfg.k_lexical,
-            cfg.bm25_k1,
-            cfg.bm25_b,
-        )
-        identical += pruned == lhits
         order, _seen, _top = step("merge", legs.merge_quota, plan, vhits, lhits, cfg)
         found = step("rows", snapshot.candidates, order, versions)
         step("sims", snapshot.candidate_sims, list(found), vectors)
@@ -234,33 +222,9 @@ def steps_alone(
     return {
         "plans": len(plans),
         "variants": int(sum(variants)),
-        "lexical_pruned_identical": f"{identical}/{len(plans)}",
         "cpu_ms": {s: summary(v) for s, v in cpu.items()},
         "wall_ms": {s: summary(v) for s, v in wall.items()},
     }
-
-
-_LIMITS: dict[int, dict[str, tuple[float, float]]] = {}
-
-
-def pruned_leg(
-    snapshot: Any, mask: Any, variant_terms: list[list[str]], k: int, k1: float, b: float
-) -> list[tuple[int, int, float]]:
-    """The lexical leg through `snapshot_bm25.pruned_top` (MaxScore), hits as `lexical_leg`."""
-    from kb_retrieval.retrieval.snapshot_bm25 import Bm25Scope, pruned_top, scope_bounds
-
-    n = int(mask.sum())
-    avgdl = float(snapshot.term_count[mask].mean()) if n else 1.0
-    norm = k1 * (1 - b + b * snapshot.term_count / avgdl)
-    scope = Bm25Scope(mask, norm, n, avgdl, k1, b)
-    every = [term for terms in variant_terms for term in terms]
-    limits = _LIMITS.setdefault(id(snapshot.postings), {})
-    bounds = scope_bounds(snapshot.postings, snapshot.term_count, scope, every, limits)
-    return [
-        (variant, int(snapshot.chunk_pk[row]), score)
-        for variant, terms in enumerate(variant_terms, start=1)
-        for row, score in pruned_top(snapshot.postings, scope, bounds, terms, k, snapshot.chunk_pk)
-    ]
 
 
 def recall(
@@ -391,7 +355,6 @@ def render(result: dict[str, Any]) -> str:
     lines += [f"slow: {case}" for case in r["slowest"]]
     s = result["steps"]
     lines.append(f"steps alone ({s['plans']} plans, {s['variants']} variants):")
-    lines.append(f"pruned lexical leg identical: {s.get('lexical_pruned_identical')}")
     lines.append(
         table(
             ["step", "cpu p50", "cpu p95", "cpu mean", "wall p50", "wall p95"],

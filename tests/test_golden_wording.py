@@ -28,6 +28,8 @@ def runs(text: str) -> set[tuple[str, ...]]:
 
 
 def email_text(email: str | dict) -> str:
+    """Every message and the subject of the raw JSON (`GoldenCase.email_text` is only the latest
+    guest message, and a test could copy any of them)."""
     if isinstance(email, str):
         return email
     messages = " ".join(message.get("text", "") for message in email.get("messages", []))

@@ -3,12 +3,15 @@ hits, scores, ties and idf (rows with equal terms scored once)."""
 
 from __future__ import annotations
 
+import math
+from datetime import date
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb_retrieval.retrieval.snapshot_bm25 import Bm25Scope, exhaustive_top, scope_bounds
+from kb_retrieval.retrieval.candidates import PipelineKey, VersionInfo
+from kb_retrieval.retrieval.snapshot import TenantSnapshot, VersionFacts
 from kb_retrieval.retrieval.snapshot_classes import text_classes
-from tests.test_query_speed_bm25 import _snapshot
 
 VOCABULARY = ["alp", "boat", "cabin", "deposit", "ferry", "glacier", "hut"]
 
@@ -22,21 +25,43 @@ def _rows(term_freqs: list[dict[str, int]], versions: list[str], extra: list[int
     ]
 
 
-def _per_chunk(snapshot, mask, variants, k, k1, b):
-    """The reference: every chunk scored on its own (`exhaustive_top`), idf from `term_idf`."""
-    n = int(mask.sum())
+def _snapshot(rows: list[tuple], versions: tuple[str, ...]) -> TenantSnapshot:
+    def facts(vid: str) -> VersionFacts:
+        info = VersionInfo(
+            vid, "doc-" + vid, "T", "general", 1, date(2026, 1, 1), None, None, False
+        )
+        return VersionFacts(info, ())
+
+    key = PipelineKey("tenant-a", "p1", "c1", "m1")
+    return TenantSnapshot(key, 1, {v: facts(v) for v in versions}, rows, [], [])
+
+
+def _per_chunk(snapshot, tfs, mask, variants, k, k1, b):
+    """The reference: every eligible chunk (`tfs`: each row's term frequencies, in chunk_pk
+    order) scored on its own, its terms' weights added in sorted
+    term order from 0.0 (the leg's arithmetic), best first, ties by chunk_pk; idf from
+    `term_idf`."""
+    rows = [int(r) for r in mask.nonzero()[0]]
+    n = len(rows)
     avgdl = float(snapshot.term_count[mask].mean()) if n else 1.0
     norm = k1 * (1 - b + b * snapshot.term_count / avgdl)
-    scope = Bm25Scope(mask, norm, n, avgdl, k1, b)
     every = [t for terms in variants for t in terms]
-    bounds = scope_bounds(snapshot.postings, snapshot.term_count, scope, every)
-    hits = [
-        (variant, int(snapshot.chunk_pk[row]), score)
-        for variant, terms in enumerate(variants, start=1)
-        for row, score in exhaustive_top(
-            snapshot.postings, scope, bounds, terms, k, snapshot.chunk_pk
-        )
-    ]
+    df = {t: sum(1 for r in rows if t in tfs[r]) for t in set(every)}
+    idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items() if d}
+    hits = []
+    for variant, terms in enumerate(variants, start=1):
+        used = sorted(t for t in set(terms) if t in idf)
+        scored = []
+        for r in rows:
+            if not any(t in tfs[r] for t in used):
+                continue
+            score = 0.0
+            for t in used:
+                if t in tfs[r]:
+                    tf = float(tfs[r][t])
+                    score += idf[t] * tf * (k1 + 1) / (tf + float(norm[r]))
+            scored.append((-score, int(snapshot.chunk_pk[r]), score))
+        hits += [(variant, pk, score) for _, pk, score in sorted(scored)[:k]]
     return hits, snapshot.term_idf(mask, every)[0]
 
 
@@ -65,7 +90,7 @@ def test_class_leg_equals_the_per_chunk_scorer(
     snapshot = _snapshot(rows, ("v0", "v1", "v2"))
     mask = snapshot.chunk_mask(eligible)
     hits, idf, _avgdl = snapshot.lexical_search(mask, variants, k, k1, b)
-    want_hits, want_idf = _per_chunk(snapshot, mask, variants, k, k1, b)
+    want_hits, want_idf = _per_chunk(snapshot, term_freqs, mask, variants, k, k1, b)
     assert hits == want_hits
     assert idf == want_idf
 

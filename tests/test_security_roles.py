@@ -142,7 +142,15 @@ def test_every_tenant_table_follows_the_pattern(db):
             "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') ORDER BY c.relname"
         ).fetchall()
     names = {row[0] for row in tables}
-    assert {"tenants", "chunks", "chunk_vectors", "eval_case_results", "retrieval_audit"} <= names
+    assert {
+        "tenants",
+        "chunks",
+        "chunk_vectors",
+        "chunk_postings",
+        "build_eligibility",
+        "eval_case_results",
+        "retrieval_audit",
+    } <= names
     for name, enabled, forced, policies, keyed in tables:
         assert enabled and forced, name
         assert policies == ["owner_access", "tenant_isolation"], (name, policies)
