@@ -98,6 +98,12 @@ def test_unicode_normalisation() -> None:
     assert analyze("DAY-1 ARRIVAL") == analyze("day 1 arrival")
 
 
+def test_digit_symbols_that_are_not_decimal_numbers_are_kept_as_they_are() -> None:
+    """A symbol str.isdigit calls a digit ("⓵") but int() cannot read (hypothesis found it)."""
+    assert analyze("step ⓵") == ["step", "⓵"]
+    assert analyze("day ٣") == analyze("day 3")
+
+
 def test_term_frequencies() -> None:
     counts = term_frequencies("Refund refunds, REFUNDED fee")
     assert counts == {"fee": 1, "refund": 3}

@@ -224,7 +224,7 @@ def normalize_token(token: str) -> str:
     ordinal = _ORDINAL_RE.match(token)
     if ordinal:
         token = ordinal.group(1)
-    if token.isdigit():
+    if token.isdecimal():
         return str(int(token)) if len(token) <= 2 else token
     if ":" in token or not token.isalpha() or token in _MONTH_NUMBERS:
         return token
