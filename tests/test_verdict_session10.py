@@ -138,3 +138,13 @@ def test_logistics_of_no_named_trip_ask_only_when_an_itinerary_is_above_the_line
     canoe_plausible = _chunk("canoe_0", Category.TRIP_ITINERARY, 0.40, 0.30, "Day 1 canoe")
     verdict = decide(plan, [faq, canoe_plausible, hike], CONFIG)
     assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
+
+
+def test_the_dated_days_of_one_programme_are_not_departures():
+    undated = build_query_plan("What time does the shuttle leave Moab station for the canoe week?")
+    programme = (
+        "Green River Canoe Week, 7 to 13 June 2027. "
+        "On 7 June the shuttle leaves Moab station at 09:00 for the put-in. "
+        "On 13 June the shuttle leaves the take-out for Moab station at 15:00."
+    )
+    assert not departures_differ_within(undated, programme)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from functools import lru_cache
+from itertools import combinations
 
 from kb_retrieval.query.answer_type import asked_kinds
 from kb_retrieval.query.plan import QueryPlan
@@ -28,6 +29,8 @@ MIN_SHARED_TERMS = 2
 MAX_SENTENCE_WORDS = 40
 # Texts whose sentence analysis is kept per process (least recently used dropped).
 SENTENCE_CACHE_TEXTS = 4096
+# Dates closer than this are read as days of one departure's programme, not two departures.
+MIN_DEPARTURE_GAP_DAYS = 28
 
 
 def answer_values(plan: QueryPlan, text: str) -> frozenset[str]:
@@ -101,7 +104,9 @@ def departures_differ_within(plan: QueryPlan, text: str) -> bool:
 
     An answer sentence (at most `MAX_SENTENCE_WORDS` words) shares a word with the direct
     question and states a value of an asked kind; when the question asks for no kind of value,
-    it shares `MIN_SHARED_TERMS` words and any value counts.
+    it shares `MIN_SHARED_TERMS` words and any value counts. The dates must lie at least
+    `MIN_DEPARTURE_GAP_DAYS` apart: the dated days of one departure's programme ("14 June: meet
+    at 09:00", "15 June: start at 08:00") are not departures.
     """
     if not plan.variants:
         return False
@@ -114,7 +119,28 @@ def departures_differ_within(plan: QueryPlan, text: str) -> bool:
         if len(dates) != 1 or not stated or len(question & terms) < need:
             continue
         per_date[dates[0]] = per_date.get(dates[0], frozenset()) | stated
-    return len(per_date) >= 2 and len(set(per_date.values())) >= 2
+    return any(
+        per_date[a] != per_date[b] and _days_apart(a, b) >= MIN_DEPARTURE_GAP_DAYS
+        for a, b in combinations(sorted(per_date), 2)
+    )
+
+
+def _days_apart(a: str, b: str) -> int:
+    """Days between two canonical dates ("sep 18", or "sep" for a month: its 15th) within a
+    year, the shorter way round the calendar."""
+    first, second = _day_of_year(a), _day_of_year(b)
+    gap = abs(first - second)
+    return min(gap, 365 - gap)
+
+
+def _day_of_year(canonical: str) -> int:
+    month, _, day = canonical.partition(" ")
+    days = int(day.split()[0]) if day else 15
+    return _MONTH_STARTS[_MONTHS.index(month)] + days
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_STARTS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 
 
 @lru_cache(maxsize=SENTENCE_CACHE_TEXTS)
