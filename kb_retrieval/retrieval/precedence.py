@@ -5,7 +5,8 @@ The evidence is the pack. A required-category chunk that is usable (confidence >
 low-relevance line) meets the requirement. So does one above the low-relevance line whose own
 confidence is lower, when it states the answer (`states_answer`): one of its sentences (at most 40
 words) uses the vocabulary of a policy intent the e-mail asks about and at least one other word of
-the direct question, and states a value (an amount, a percentage, a duration, a time, an age).
+the direct question outside the value ("day" in "45 days" does not count), and states a value
+(an amount, a percentage, a duration, a time, an age).
 Drafting still needs a usable chunk; this only decides whether the authoritative source is there.
 
 That second way is closed when the question is sensitive (refund, safety, medical, legal,
@@ -72,9 +73,15 @@ def states_answer(plan: QueryPlan, text: str) -> bool:
 @lru_cache(maxsize=SENTENCE_CACHE_TEXTS)
 def _value_sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """The read sentences of `text` (at most `MAX_SENTENCE_WORDS` words, prepared) that state a
-    quantity, with their analyzed terms. A function of the text alone, kept per process."""
-    return tuple(
-        (sentence, frozenset(analyze(sentence)))
-        for sentence in _SENTENCE_SPLIT.split(prepare(text))
-        if sentence and len(sentence.split()) <= MAX_SENTENCE_WORDS and extract_quantities(sentence)
-    )
+    quantity, with their analyzed terms less the quantities' own ("45 days": "day"). A function
+    of the text alone, kept per process."""
+    out = []
+    for sentence in _SENTENCE_SPLIT.split(prepare(text)):
+        if not sentence or len(sentence.split()) > MAX_SENTENCE_WORDS:
+            continue
+        quantities = extract_quantities(sentence)
+        if quantities:
+            # the value's own words ("45 days") are not words of the question it answers
+            units = frozenset().union(*(analyze(q.text) for q in quantities))
+            out.append((sentence, frozenset(analyze(sentence)) - units))
+    return tuple(out)
