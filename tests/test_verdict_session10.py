@@ -154,5 +154,5 @@ def test_the_value_own_words_are_not_words_of_the_question():
     # "day" of "45 days" is the value's unit, not the "day trip" the guest asks about
     plan = build_query_plan("Do the gift cards for a day trip expire, and when do we pay?")
     assert "payment" in plan.intents
-    assert not states_answer(plan, "The balance is due 45 days before the start.")
+    assert not states_answer(plan, "We collect the remaining balance 45 days ahead of the start.")
     assert states_answer(plan, "Gift cards can pay for any day trip within 12 months.")
