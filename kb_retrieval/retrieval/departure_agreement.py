@@ -15,10 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from functools import lru_cache
+from itertools import combinations
 
+from kb_retrieval.query.answer_type import asked_kinds
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval.candidates import Candidate
-from kb_retrieval.text.analyzer import analyze, prepare
+from kb_retrieval.text.analyzer import analyze, find_dates, normalize_text, prepare
 from kb_retrieval.text.quantities import extract_quantities
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -27,6 +29,8 @@ MIN_SHARED_TERMS = 2
 MAX_SENTENCE_WORDS = 40
 # Texts whose sentence analysis is kept per process (least recently used dropped).
 SENTENCE_CACHE_TEXTS = 4096
+# Dates closer than this are read as days of one departure's programme, not two departures.
+MIN_DEPARTURE_GAP_DAYS = 28
 
 
 def answer_values(plan: QueryPlan, text: str) -> frozenset[str]:
@@ -91,3 +95,69 @@ def departures_agree(
             if doc_id != chunk.version.doc_id and not values <= stated[doc_id]:
                 return False
     return compared
+
+
+def departures_differ_within(plan: QueryPlan, text: str) -> bool:
+    """One chunk (an itinerary listing several departures) gives the answer per departure, and
+    the answers differ: two or more of its answer sentences each name one date and state
+    different values of the kind the question asks for ("what time": a time of day).
+
+    An answer sentence (at most `MAX_SENTENCE_WORDS` words) shares a word with the direct
+    question and states a value of an asked kind; when the question asks for no kind of value,
+    it shares `MIN_SHARED_TERMS` words and any value counts. The dates must lie at least
+    `MIN_DEPARTURE_GAP_DAYS` apart: the dated days of one departure's programme ("14 June: meet
+    at 09:00", "15 June: start at 08:00") are not departures.
+    """
+    if not plan.variants:
+        return False
+    question = frozenset(analyze(plan.variants[0].text))
+    kinds = asked_kinds(plan.guest_text or plan.normalized_text)
+    need = 1 if kinds else MIN_SHARED_TERMS
+    per_date: dict[str, frozenset[str]] = {}
+    for dates, terms, values in _dated_sentences(text):
+        stated = frozenset(label for kind, label in values if not kinds or kind in kinds)
+        if len(dates) != 1 or not stated or len(question & terms) < need:
+            continue
+        per_date[dates[0]] = per_date.get(dates[0], frozenset()) | stated
+    return any(
+        per_date[a] != per_date[b] and _days_apart(a, b) >= MIN_DEPARTURE_GAP_DAYS
+        for a, b in combinations(sorted(per_date), 2)
+    )
+
+
+def _days_apart(a: str, b: str) -> int:
+    """Days between two canonical dates ("sep 18", or "sep" for a month: its 15th) within a
+    year, the shorter way round the calendar."""
+    first, second = _day_of_year(a), _day_of_year(b)
+    gap = abs(first - second)
+    return min(gap, 365 - gap)
+
+
+def _day_of_year(canonical: str) -> int:
+    month, _, day = canonical.partition(" ")
+    days = int(day.split()[0]) if day else 15
+    return _MONTH_STARTS[_MONTHS.index(month)] + days
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_STARTS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
+
+
+@lru_cache(maxsize=SENTENCE_CACHE_TEXTS)
+def _dated_sentences(
+    text: str,
+) -> tuple[tuple[tuple[str, ...], frozenset[str], tuple[tuple[str, str], ...]], ...]:
+    """Each read sentence of `text`: the dates it names (canonical, in order; the days when it
+    names any), its analyzed terms and its quantities (kind, label). Kept per process like
+    `_sentences`."""
+    out = []
+    for sentence in _SENTENCE_SPLIT.split(normalize_text(text)):
+        if not sentence or len(sentence.split()) > MAX_SENTENCE_WORDS:
+            continue
+        named = list(dict.fromkeys(d.canonical for d in find_dates(sentence.casefold())))
+        # "the June departure (7 June 2027)" names one date: a month alone yields to a day
+        days = [d for d in named if any(ch.isdigit() for ch in d)]
+        dates = tuple(days or named)
+        quantities = tuple((q.kind, q.label) for q in extract_quantities(sentence))
+        out.append((dates, frozenset(analyze(sentence)), quantities))
+    return tuple(out)

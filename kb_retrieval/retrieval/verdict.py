@@ -12,7 +12,11 @@ from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflict_scope import bears_on, claim_conflicts, question_topics
 from kb_retrieval.retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
-from kb_retrieval.retrieval.departure_agreement import departures_agree
+from kb_retrieval.retrieval.departure_agreement import (
+    departures_agree,
+    departures_differ_within,
+)
+from kb_retrieval.retrieval.precedence import precedence_met
 from kb_retrieval.retrieval.selection import is_low_relevance
 
 REASON_ORDER = list(ReasonCode)
@@ -108,6 +112,8 @@ def is_ambiguous(
     if plan.dates or pinned or not usable:
         return False
     itineraries = [c for c in usable if c.version.category is Category.TRIP_ITINERARY]
+    if any(departures_differ_within(plan, c.text) for c in itineraries):
+        return True
     if itineraries:
         top = max(c.rank_score for c in itineraries)
         close_docs = {
@@ -121,7 +127,7 @@ def is_ambiguous(
             plan, itineraries, open_docs | departures, [*pack, *outside]
         ):
             return True
-    return _unnamed_trip_logistics(plan, usable if weak else pack)
+    return _unnamed_trip_logistics(plan, usable if weak else pack, plausible(pack, config))
 
 
 def _same_trip_departures(pack: Sequence[Candidate], best: Candidate) -> list[Candidate]:
@@ -138,10 +144,16 @@ def _same_trip_departures(pack: Sequence[Candidate], best: Candidate) -> list[Ca
     ]
 
 
-def _unnamed_trip_logistics(plan: QueryPlan, chunks: Sequence[Candidate]) -> bool:
+def _unnamed_trip_logistics(
+    plan: QueryPlan, chunks: Sequence[Candidate], plausible_chunks: Sequence[Candidate]
+) -> bool:
     """Meeting point or start time asked of no named trip, with several trips' itineraries among
-    `chunks`."""
+    `chunks` and an itinerary among the `plausible_chunks` (above the low-relevance line): the
+    answer is an itinerary's, so which trip decides it. Itineraries all under the line do not
+    make the question depend on a departure (a transfer the guest books, answered elsewhere)."""
     if plan.trip_names or not LOGISTICS_INTENTS.intersection(plan.intents):
+        return False
+    if not any(c.version.category is Category.TRIP_ITINERARY for c in plausible_chunks):
         return False
     docs = {c.version.doc_id for c in chunks if c.version.category is Category.TRIP_ITINERARY}
     return len(docs) >= 2
@@ -221,10 +233,14 @@ def decide(
     if plan.policy_like:
         if all(c.version.category is Category.MARKETING for c in usable):
             reasons.add(ReasonCode.MARKETING_ONLY_EVIDENCE)
-        if not any(
-            c.version.category in required_categories(plan) and states_commitment(plan, c)
-            for c in usable
-        ):
+        required = required_categories(plan)
+        authoritative = [
+            c
+            for c in plausible(pack, config)
+            if c.version.category in required and states_commitment(plan, c)
+        ]
+        usable_ids = {c.chunk_id for c in usable}
+        if not precedence_met(plan, authoritative, usable_ids, conflicted=bool(conflicts)):
             reasons.add(ReasonCode.MISSING_REQUIRED_PRECEDENCE)
     if is_ambiguous(plan, pack, usable, config, has_trip_context, outside=outside):
         reasons.add(ReasonCode.AMBIGUOUS_CONTEXT)

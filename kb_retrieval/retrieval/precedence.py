@@ -1,0 +1,87 @@
+"""Whether a policy-like question's evidence holds its required high-precedence source (spec 5;
+spec 7: "evidence exists but required high-precedence category is missing" -> NEEDS_REVIEW).
+
+The evidence is the pack. A required-category chunk that is usable (confidence >= 0.65, above the
+low-relevance line) meets the requirement. So does one above the low-relevance line whose own
+confidence is lower, when it states the answer (`states_answer`): one of its sentences (at most 40
+words) uses the vocabulary of a policy intent the e-mail asks about and at least one other word of
+the direct question outside the value ("day" in "45 days" does not count), and states a value
+(an amount, a percentage, a duration, a time, an age).
+Drafting still needs a usable chunk; this only decides whether the authoritative source is there.
+
+That second way is closed when the question is sensitive (refund, safety, medical, legal,
+exceptions: the authoritative chunk must itself be confident) or when the evidence reports a
+conflict (the evidence disagrees, so a person checks which source holds).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from functools import lru_cache
+
+from kb_retrieval.query.plan import QueryPlan
+from kb_retrieval.query.vocabulary import INTENT_PATTERNS, POLICY_INTENTS
+from kb_retrieval.retrieval.candidates import Candidate
+from kb_retrieval.text.analyzer import analyze, prepare
+from kb_retrieval.text.quantities import extract_quantities
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_INTENT_RES = {name: re.compile(INTENT_PATTERNS[name]) for name in sorted(POLICY_INTENTS)}
+# A longer "sentence" is a flattened table or list (many statements in one line): not read.
+MAX_SENTENCE_WORDS = 40
+# Words of the direct question, besides the intent's own vocabulary, that an answer sentence uses.
+MIN_OTHER_TERMS = 1
+# Texts whose sentence analysis is kept per process (least recently used dropped).
+SENTENCE_CACHE_TEXTS = 4096
+
+
+def precedence_met(
+    plan: QueryPlan,
+    authoritative: Sequence[Candidate],
+    usable_ids: Collection[str],
+    *,
+    conflicted: bool,
+) -> bool:
+    """`authoritative`: the pack's required-category chunks above the low-relevance line (that
+    speak of any commitment asked). One of them is usable; or, for a question that is not
+    sensitive and evidence without a conflict, one of them `states_answer`."""
+    if any(c.chunk_id in usable_ids for c in authoritative):
+        return True
+    if plan.sensitivity or plan.exception_request or conflicted:
+        return False
+    return any(states_answer(plan, c.text) for c in authoritative)
+
+
+def states_answer(plan: QueryPlan, text: str) -> bool:
+    """A sentence of `text` uses an asked policy intent's vocabulary and another word of the
+    direct question, and states a value."""
+    asked = [_INTENT_RES[i] for i in sorted(set(plan.intents) & POLICY_INTENTS)]
+    if not asked or not plan.variants:
+        return False
+    question = frozenset(analyze(plan.variants[0].text))
+    for sentence, terms in _value_sentences(text):
+        own: set[str] = set()
+        for pattern in asked:
+            for match in pattern.finditer(sentence):
+                own.update(analyze(match.group(0)))
+        if own and len((question & terms) - own) >= MIN_OTHER_TERMS:
+            return True
+    return False
+
+
+@lru_cache(maxsize=SENTENCE_CACHE_TEXTS)
+def _value_sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The read sentences of `text` (at most `MAX_SENTENCE_WORDS` words, prepared) that state a
+    quantity, with their analyzed terms less the quantities' own ("45 days": "day"). A function
+    of the text alone, kept per process."""
+    out = []
+    for sentence in _SENTENCE_SPLIT.split(prepare(text)):
+        if not sentence or len(sentence.split()) > MAX_SENTENCE_WORDS:
+            continue
+        quantities = extract_quantities(sentence)
+        if quantities:
+            # the value's own words ("45 days") are not words of the question it answers
+            units = frozenset().union(*(analyze(q.text) for q in quantities))
+            out.append((sentence, frozenset(analyze(sentence)) - units))
+    return tuple(out)
