@@ -307,7 +307,9 @@ def relevant_conflicts(
 ) -> tuple[Conflict, ...]:
     """Conflicts that bear on this e-mail (`conflict_scope.py`): numeric disagreements on a
     topic the e-mail asks about between chunks above the low-relevance line, the other kinds,
-    and values the e-mail states that the relevant policy-tier chunks contradict."""
+    values the e-mail states that the relevant policy-tier chunks contradict, and, for an e-mail
+    about money back, a policy's refusal of it against another source's grant
+    (`denial_conflicts.py`; a pair already reported is not reported twice)."""
     chunks = conflict_chunks(pack, outside, config)
     text = plan.guest_text or plan.normalized_text
     topics = question_topics(text, plan.intents)
@@ -319,14 +321,16 @@ def relevant_conflicts(
         if bears_on(c, topics, ids)
     ]
     if asks_money_back(plan.intents, plan.sensitivity):
-        found.extend(denial_conflicts(_inputs(relevant)))
+        reported = {c.chunk_ids for c in found}
+        found.extend(c for c in denial_conflicts(_inputs(relevant)) if c.chunk_ids not in reported)
     return (*found, *claim_conflicts(text, _inputs(relevant)))
 
 
 def conflict_chunks(
     pack: Sequence[Candidate], outside: Sequence[Candidate], config: RetrievalConfig
 ) -> list[Candidate]:
-    """The pack's first chunks, then every usable chunk after them, in the pack or left out.
+    """The pack's first chunks, then every later pack chunk that is usable or above the
+    low-relevance line (the pack shows it), then every usable chunk left out of the pack.
 
     A pack filled by precedence tiers pushes lower-tier chunks (a brochure's promise) past its
     window or out of it; what the guest was told elsewhere still contradicts the policy.
