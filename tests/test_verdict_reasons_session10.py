@@ -69,7 +69,7 @@ def test_a_stale_chunk_under_the_low_relevance_line_is_not_the_grounding():
 
 def test_a_review_without_a_usable_chunk_reports_the_conflict_its_flag_shows():
     question = build_query_plan(
-        "The leaflet said we can cancel up to 3 days before and get everything back. Is that right?"
+        "Your leaflet promised that cancelling 3 days ahead costs nothing. True for our rafting trip?"
     )
     assert question.sensitivity or question.policy_like
     policy = _weak(
@@ -80,7 +80,7 @@ def test_a_review_without_a_usable_chunk_reports_the_conflict_its_flag_shows():
     leaflet = _weak(
         "leaflet_0",
         Category.MARKETING,
-        "Relaxed booking: cancel up to 3 days before the start and get a full refund.",
+        "Relaxed booking: changed plans? Cancellation is free until 3 days before the start.",
     )
     verdict = decide(question, [policy, leaflet], LIKELY)
     assert verdict.outcome.value == "NEEDS_REVIEW"
