@@ -12,6 +12,7 @@ from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflict_scope import bears_on, claim_conflicts, question_topics
 from kb_retrieval.retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
+from kb_retrieval.retrieval.denial_conflicts import asks_money_back, denial_conflicts
 from kb_retrieval.retrieval.departure_agreement import (
     departures_agree,
     departures_differ_within,
@@ -32,9 +33,10 @@ CLAIM_CLASS_AUTHORITIES = {
 }
 # Intents whose answer is a commitment only text stating it can ground (spec 3.6).
 COMMITMENT_INTENTS = frozenset({"discount"})
-# Claim classes with a dedicated source: when it is in the usable evidence, it is what a specific
-# answer rests on (a fresh general terms section does not make a stale medical policy current).
-CLAIM_CLASS_SPECIALISTS = {"medical": Category.SAFETY_MEDICAL}
+# Claim classes with a dedicated source: when it is above the low-relevance line, it is what a
+# specific answer rests on (a fresh general terms section, or a fresh FAQ entry on another matter,
+# does not make a stale medical policy or packing list current).
+CLAIM_CLASS_SPECIALISTS = {"medical": Category.SAFETY_MEDICAL, "packing": Category.PACKING_LIST}
 
 
 # Exception requests are reported by their own reason code (EXCEPTION_REQUEST), not as a conflict,
@@ -68,19 +70,27 @@ def states_commitment(plan: QueryPlan, chunk: Candidate) -> bool:
     return not asked or any(mentions_intent(chunk.text, intent) for intent in asked)
 
 
-def grounding_chunks(plan: QueryPlan, usable: Sequence[Candidate]) -> list[Candidate]:
-    """The usable chunks a claim of this question rests on; "stale only" is judged on them.
+def grounding_chunks(
+    plan: QueryPlan, usable: Sequence[Candidate], plausible: Sequence[Candidate] = ()
+) -> list[Candidate]:
+    """The chunks a claim of this question rests on; "stale only" is judged on them.
 
-    Policy-like: the authoritative categories. A claim class with a dedicated source (medical:
-    the safety/medical policy) rests on that source whenever it is among the usable chunks.
+    A claim class with a dedicated source (medical: the safety/medical policy; packing: the
+    packing list) rests on that source whenever it is among the usable chunks, else among the
+    `plausible` ones (above the low-relevance line). Otherwise, policy-like: the authoritative
+    usable chunks; any other question: every usable chunk.
     """
-    if not plan.policy_like:
-        return list(usable)
     classes = set(plan.intents) | set(plan.sensitivity)
     for claim_class, category in CLAIM_CLASS_SPECIALISTS.items():
-        specialist = [c for c in usable if c.version.category is category]
-        if claim_class in classes and specialist:
+        if claim_class not in classes:
+            continue
+        specialist = [c for c in usable if c.version.category is category] or [
+            c for c in plausible if c.version.category is category
+        ]
+        if specialist:
             return specialist
+    if not plan.policy_like:
+        return list(usable)
     authoritative = required_categories(plan)
     return [c for c in usable if c.version.category in authoritative] or list(usable)
 
@@ -187,7 +197,9 @@ def decide(
     top = max((c.confidence for c in pack), default=0.0)
     # A policy-like claim can only be grounded by its authoritative categories, so "stale only"
     # is judged on those usable chunks (a fresh brochure does not make a stale policy current).
-    grounding = grounding_chunks(plan, usable)
+    # Without a usable chunk, the plausible ones are what a person reviewing would read.
+    weak = plausible(pack, config)
+    grounding = grounding_chunks(plan, usable or weak, weak)
     conflicts = relevant_conflicts(plan, pack, outside, config)
     flags = {
         "stale_only_evidence": bool(grounding) and all(c.stale for c in grounding),
@@ -207,11 +219,14 @@ def decide(
         if sensitive:
             reasons.add(ReasonCode.SENSITIVE_TOPIC)
         review = plan.exception_request or disputed
+        if review:
+            # Spec 9: a person is told why, as when a chunk is usable (the flags say the same).
+            reasons |= warning_reasons(flags)
         outcome = Outcome.NEEDS_REVIEW if review else Outcome.UNKNOWN
         if not review and is_ambiguous(
             plan,
             pack,
-            plausible(pack, config),
+            weak,
             config,
             has_trip_context,
             weak=True,
@@ -224,10 +239,7 @@ def decide(
         return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
     if flags["low_confidence"]:
         reasons.add(ReasonCode.LOW_CONFIDENCE)
-    if flags["stale_only_evidence"]:
-        reasons.add(ReasonCode.STALE_ONLY_EVIDENCE)
-    if conflicts:
-        reasons.add(ReasonCode.CONFLICT_DETECTED)
+    reasons |= warning_reasons(flags)
     if plan.exception_request:
         reasons.add(ReasonCode.EXCEPTION_REQUEST)
     if plan.policy_like:
@@ -263,6 +275,15 @@ def decide(
     else:
         outcome = Outcome.OK_TO_DRAFT
     return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
+
+
+def warning_reasons(flags: dict[str, bool]) -> set[ReasonCode]:
+    """STALE_ONLY_EVIDENCE and CONFLICT_DETECTED, as the pack's flags of the same names say."""
+    codes = {
+        "stale_only_evidence": ReasonCode.STALE_ONLY_EVIDENCE,
+        "conflicting_evidence": ReasonCode.CONFLICT_DETECTED,
+    }
+    return {code for flag, code in codes.items() if flags[flag]}
 
 
 def low_confidence_reviews(plan: QueryPlan) -> bool:
@@ -302,7 +323,9 @@ def relevant_conflicts(
 ) -> tuple[Conflict, ...]:
     """Conflicts that bear on this e-mail (`conflict_scope.py`): numeric disagreements on a
     topic the e-mail asks about between chunks above the low-relevance line, the other kinds,
-    and values the e-mail states that the relevant policy-tier chunks contradict."""
+    values the e-mail states that the relevant policy-tier chunks contradict, and, for an e-mail
+    about money back, a policy's refusal of it against another source's grant
+    (`denial_conflicts.py`; a pair already reported is not reported twice)."""
     chunks = conflict_chunks(pack, outside, config)
     text = plan.guest_text or plan.normalized_text
     topics = question_topics(text, plan.intents)
@@ -313,21 +336,29 @@ def relevant_conflicts(
         for c in detect_conflicts(_inputs(chunks), exception_request=False)
         if bears_on(c, topics, ids)
     ]
+    if asks_money_back(plan.intents, plan.sensitivity):
+        reported = {c.chunk_ids for c in found}
+        found.extend(c for c in denial_conflicts(_inputs(relevant)) if c.chunk_ids not in reported)
     return (*found, *claim_conflicts(text, _inputs(relevant)))
 
 
 def conflict_chunks(
     pack: Sequence[Candidate], outside: Sequence[Candidate], config: RetrievalConfig
 ) -> list[Candidate]:
-    """The pack's first chunks, then every usable chunk after them, in the pack or left out.
+    """The pack's first chunks, then every later pack chunk that is usable or above the
+    low-relevance line (the pack shows it), then every usable chunk left out of the pack.
 
     A pack filled by precedence tiers pushes lower-tier chunks (a brochure's promise) past its
     window or out of it; what the guest was told elsewhere still contradicts the policy.
     """
-    later = [*pack[CONFLICT_WINDOW:], *outside]
     return [
         *pack[:CONFLICT_WINDOW],
-        *(c for c in later if c.confidence >= config.unknown_threshold),
+        *(
+            c
+            for c in pack[CONFLICT_WINDOW:]
+            if c.confidence >= config.unknown_threshold or not is_low_relevance(c, config)
+        ),
+        *(c for c in outside if c.confidence >= config.unknown_threshold),
     ]
 
 
