@@ -12,6 +12,11 @@ best candidate's calibrated confidence, pooled and per operator; the same AUC of
 case model (scikit-learn) over the stored case features; and each feature's AUC alone on the
 first-ranked candidate. Feature sets: the stored ones, then each `--feature` (default: the
 `specific_terms.py` features) added to both models, then all of them together.
+
+The `specific_terms.py` features are measured, not served: the serving path does not compute
+them (they cost the ranking step 1.3 -> 36.5 ms p50, `bench/ranking_cost.py`, and no fit
+adopted them, docs/retrieval.md section 7, session 10). This script adds them to each retrieval
+of its own process, after `set_pool_features`, from the same plan, direct terms and idf.
 """
 
 from __future__ import annotations
@@ -36,10 +41,14 @@ from kb_eval.answerability_fit import (
     out_of_fold_scorers,
 )
 from kb_eval.cross_validation import load_case_sets, parse_golden_spec
+from kb_retrieval.query.plan import QueryPlan
+from kb_retrieval.retrieval import retriever as retriever_module
 from kb_retrieval.retrieval.answerability import FEATURE_NAMES
+from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.case_answerability import CASE_FEATURES, case_features
 from kb_retrieval.retrieval.config import RetrievalConfig
-from kb_retrieval.retrieval.specific_terms import SPECIFIC_FEATURES
+from kb_retrieval.retrieval.pool_features import set_pool_features
+from kb_retrieval.retrieval.specific_terms import SPECIFIC_FEATURES, add_specific_features
 from kb_retrieval.service import open_knowledge_base
 
 GOLDEN = [
@@ -47,6 +56,19 @@ GOLDEN = [
     "/work/shared/data/devset/golden.jsonl@2026-11-22",
 ]
 CLASSES = ("OK_TO_DRAFT", "UNKNOWN")
+
+
+def _with_specific_features(
+    pool: Sequence[Candidate],
+    plan: QueryPlan,
+    variant_terms: Sequence[Sequence[str]],
+    idf: dict[str, float],
+    avgdl: float,
+    config: RetrievalConfig,
+) -> None:
+    """`set_pool_features`, then the `specific_terms.py` features of the same pool."""
+    set_pool_features(pool, plan, variant_terms, idf, avgdl, config)
+    add_specific_features(pool, plan, variant_terms[0] if variant_terms else [], idf)
 
 
 def _auc(labels: Sequence[bool], scores: Sequence[float]) -> float | None:
@@ -140,6 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--feature", action="append", default=None)
     args = parser.parse_args(argv)
     extra = args.feature or list(SPECIFIC_FEATURES)
+    retriever_module.set_pool_features = _with_specific_features
     sets = load_case_sets([parse_golden_spec(s, date(2026, 11, 22)) for s in args.golden])
     config = RetrievalConfig.from_env().model_copy(update={"cache_ttl_seconds": 0.0})
     kb = open_knowledge_base(config=config)

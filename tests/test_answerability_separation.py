@@ -56,7 +56,19 @@ def test_case_probability_pairs_are_labelled_by_relevant_items():
 
 def test_the_table_prints_n_a_for_an_operator_without_unanswerable_cases():
     row = {key: 0 for key in (["cases", "unsafe_passes", "must_not_cite_violations"])}
-    floats = ["outcome_accuracy", "recall_at_10", "answerable_unknown_rate", "best_chunk_quote_rate", "ece_chunks", "ece_top_chunk", "ece_top_chunk_floor", "ece_cases", "ece_chunk_probability", "ece_case_probability", "auc_case_probability"]
+    floats = [
+        "outcome_accuracy",
+        "recall_at_10",
+        "answerable_unknown_rate",
+        "best_chunk_quote_rate",
+        "ece_chunks",
+        "ece_top_chunk",
+        "ece_top_chunk_floor",
+        "ece_cases",
+        "ece_chunk_probability",
+        "ece_case_probability",
+        "auc_case_probability",
+    ]
     row.update(dict.fromkeys(floats, 0.5))
     row["auc_confidence_top"] = None
     table = format_cv_table({"per_operator": {"op-a": row}, "pooled": row})

@@ -22,7 +22,6 @@ from kb_retrieval.retrieval.answerability import answer_features
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.scoring import best_window_mass, term_positions
-from kb_retrieval.retrieval.specific_terms import add_specific_features
 
 
 def set_pool_features(
@@ -36,8 +35,7 @@ def set_pool_features(
     """Each candidate's direct-variant coverage, BM25 and passage coverage and its
     answerability features: what `lexical_features`, `passage_coverage` and
     `candidate_features` give it (their `sims`, `sentence_sims`, `seen_in_queries` and
-    `lexical_top1` set before), and the sentence-bounded and intent features of
-    `specific_terms.py`."""
+    `lexical_top1` set before)."""
     coverage, bm25 = pool_lexical(pool, variant_terms, idf, avgdl, config)
     passages = pool_passages(pool, variant_terms, idf, config.passage_window)
     asked = asked_kinds(plan.normalized_text)
@@ -58,7 +56,6 @@ def set_pool_features(
             variants=len(plan.variants),
             lexical_top1=cand.lexical_top1,
         )
-    add_specific_features(pool, plan, variant_terms[0] if variant_terms else [], idf)
 
 
 def pool_lexical(
