@@ -32,6 +32,7 @@ FREE_FEATURES = frozenset(
     {"type_miss", "high_precedence", "safety_medical", "itinerary", "faq", "low_tier"}
     | {"vector_gap", "sentence_gap", "passage_gap", "bm25_gap"}
     | {"pool_absent_share", "key_terms_missing"}
+    | {"document_margin"}
 )
 L2 = 1.0
 RANK_FEATURES: tuple[str, ...] = (

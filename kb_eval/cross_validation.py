@@ -26,6 +26,7 @@ from kb_eval.calibration import (
 from kb_eval.golden import GoldenCase, load_golden
 from kb_eval.golden_eval import evaluate_cases
 from kb_eval.metrics import aggregate
+from kb_eval.separation import case_probability_pairs, separation
 from kb_retrieval.db.connection import Database
 from kb_retrieval.retrieval.retriever import Retriever
 
@@ -115,6 +116,10 @@ def _figures(cases: Sequence[GoldenCase], run_details: list[dict[str, Any]], res
     metrics["ece_chunk_probability"] = expected_calibration_error(
         chunk_confidence_pairs(cases, results, score="relevance")
     )
+    metrics["ece_case_probability"] = expected_calibration_error(
+        case_probability_pairs(run_details)
+    )
+    metrics.update(separation(run_details))
     return metrics
 
 
@@ -243,7 +248,15 @@ TABLE_COLUMNS = (
     ("ece_top_chunk_floor", "ECE floor (top chunk, calibrated)", "{:.3f}"),
     ("ece_cases", "ECE (top, outcome)", "{:.3f}"),
     ("ece_chunk_probability", "ECE (pack chunks, chunk probability)", "{:.3f}"),
+    ("ece_case_probability", "ECE (case probability)", "{:.3f}"),
+    ("auc_confidence_top", "AUC answerable/unanswerable (top confidence)", "{:.3f}"),
+    ("auc_case_probability", "AUC answerable/unanswerable (case probability)", "{:.3f}"),
 )
+
+
+def _cell(fmt: str, value: Any) -> str:
+    """A figure as its column formats it; "n/a" for an AUC with one class absent."""
+    return "n/a" if value is None else fmt.format(value)
 
 
 def format_cv_table(report: dict[str, Any]) -> str:
@@ -252,6 +265,6 @@ def format_cv_table(report: dict[str, Any]) -> str:
     lines = [header, "|" + " --- |" * (len(TABLE_COLUMNS) + 1)]
     rows = [*report["per_operator"].items(), ("pooled", report["pooled"])]
     for name, figures in rows:
-        cells = [fmt.format(figures[key]) for key, _, fmt in TABLE_COLUMNS]
+        cells = [_cell(fmt, figures.get(key)) for key, _, fmt in TABLE_COLUMNS]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

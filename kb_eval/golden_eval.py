@@ -84,6 +84,9 @@ def evaluate_cases(retriever: Retriever, cases: Sequence[GoldenCase], as_of: dat
             evidence=_refs(pack["evidence"]),
             candidates=candidates,
             confidence_top=max((e["confidence_score"] for e in pack["evidence"]), default=None),
+            case_probability=retriever.config.answerability.case_probability(
+                [c.features for c in outcome.candidates]
+            ),
         )
     details = case_details(list(cases), results)
     metrics = aggregate(details)

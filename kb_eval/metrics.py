@@ -65,6 +65,7 @@ class CaseResult:
     evidence: list[EvidenceRef]
     candidates: list[EvidenceRef] = field(default_factory=list)
     confidence_top: float | None = None
+    case_probability: float | None = None
 
 
 def normalise_quote(text: str) -> str:
@@ -196,6 +197,7 @@ def case_detail(case: GoldenCase, result: CaseResult) -> dict[str, Any]:
             {ref.chunk_id for ref in result.evidence if ref.doc_version_id in forbidden}
         ),
         "confidence_top": result.confidence_top,
+        "case_probability": result.case_probability,
         "evidence_chunk_ids": [ref.chunk_id for ref in result.evidence],
     }
 
