@@ -165,6 +165,8 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
     related = [best] + [u for u in units if u is not best and terms & u.terms]
     for unit in related:
         pair = _antonym(terms, unit.terms)
+        if pair and unit is not best and pair[0] in best.all_terms:
+            continue  # the best unit states the claim's own word; the other is about another thing
         if pair and _opposes(clause, unit, units, pair):
             return Verdict("contradicted", f"antonyms {pair[0]}/{pair[1]}")
     coverage = _coverage(terms, [best])

@@ -97,11 +97,16 @@ def rate_basis_differs(claim: str, evidence: Sequence[str], aligned_sentence: st
 
 
 def item_features(
-    claim: str, evidence: Sequence[str], aligned_sentence: str, encoder: TextEncoder
+    claim: str,
+    evidence: Sequence[str],
+    aligned_sentence: str,
+    encoder: TextEncoder,
+    aligned_clause: str | None = None,
 ) -> list[float]:
     """The ITEM_FEATURES: the largest share of a conjunct's terms the evidence leaves out, a
     conjunct with no word in the evidence or close to one, a condition dropped, a condition
-    lifted and a rate on another basis."""
+    lifted and a rate on another basis. A condition is dropped from the aligned clause when one
+    is given (the bound of another clause of the sentence is another fact's)."""
     joined = " ".join(evidence)
     evidence_terms, evidence_words = terms_of(joined), content_words(joined)
     pieces = conjuncts(claim)
@@ -114,7 +119,7 @@ def item_features(
     return [
         uncovered,
         float(novel),
-        float(condition_dropped(claim, aligned_sentence)),
+        float(condition_dropped(claim, aligned_clause or aligned_sentence)),
         float(condition_lifted(claim, evidence)),
         float(rate_basis_differs(claim, evidence, aligned_sentence)),
     ]
