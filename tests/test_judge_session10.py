@@ -13,7 +13,12 @@ from kb_eval.judge.bounds import BOUND_FEATURES, bound_features
 from kb_eval.judge.claim_judge import judge_claim
 from kb_eval.judge.encoder import TextEncoder
 from kb_eval.judge.features import FEATURE_NAMES, pair_features
-from kb_eval.judge.items import condition_lifted, rate_basis_differs
+from kb_eval.judge.items import (
+    ITEM_FEATURES,
+    condition_lifted,
+    item_features,
+    rate_basis_differs,
+)
 from kb_eval.judge.learned import VETOES, support_probability_gated
 from kb_eval.judge.modality import classes
 from kb_retrieval.embedding import FakeHashEmbedder
@@ -139,3 +144,24 @@ def test_pair_features_mark_a_lifted_condition_and_another_rate_basis() -> None:
         encoder,
     )
     assert rate[FEATURE_NAMES.index("rate_basis_differs")] == 1.0
+
+
+def test_an_antonym_elsewhere_does_not_oppose_a_word_the_best_unit_states() -> None:
+    evidence = [
+        "Guests who ask to share a room are paired with another guest of the same sex where "
+        "possible; otherwise the single room supplement is 40% of the room price."
+    ]
+    verdict = judge_claim("A single room normally costs an extra 40% of the room price.", evidence)
+    assert verdict.label != "contradicted"
+
+
+def test_a_dropped_condition_is_read_in_the_aligned_clause() -> None:
+    claim = "The balance is due four weeks before the trip."
+    encoder = TextEncoder(FakeHashEmbedder())
+    sentence = (
+        "A deposit is due within 5 days of booking, and the balance is due 28 days before the trip."
+    )
+    dropped = ITEM_FEATURES.index("condition_dropped")
+    assert item_features(claim, [sentence], sentence, encoder)[dropped] == 1.0
+    clause = "and the balance is due 28 days before the trip."
+    assert item_features(claim, [sentence], sentence, encoder, clause)[dropped] == 0.0
