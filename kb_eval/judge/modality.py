@@ -1,7 +1,7 @@
 """Closed classes of policy modality (permitted / forbidden, required / advised, included /
 charged, universal / limited, operator / guest decides or pays, refunded / forfeited, a higher /
-lower comparison), as regular expressions over
-normalised text. They are small closed classes of English policy language, not words of a pair."""
+lower comparison), as regular expressions over normalised text. They are small closed classes of
+English policy language, not words of a pair."""
 
 from __future__ import annotations
 
