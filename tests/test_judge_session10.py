@@ -156,12 +156,13 @@ def test_an_antonym_elsewhere_does_not_oppose_a_word_the_best_unit_states() -> N
 
 
 def test_a_dropped_condition_is_read_in_the_aligned_clause() -> None:
-    claim = "The balance is due four weeks before the trip."
+    claim = "Final payment for the tour falls due four weeks ahead of it."
     encoder = TextEncoder(FakeHashEmbedder())
     sentence = (
-        "A deposit is due within 5 days of booking, and the balance is due 28 days before the trip."
+        "A deposit falls due within 5 days of booking, and final payment for the tour falls due 28 "
+        "days ahead of it."
     )
     dropped = ITEM_FEATURES.index("condition_dropped")
     assert item_features(claim, [sentence], sentence, encoder)[dropped] == 1.0
-    clause = "and the balance is due 28 days before the trip."
+    clause = "and final payment for the tour falls due 28 days ahead of it."
     assert item_features(claim, [sentence], sentence, encoder, clause)[dropped] == 0.0
