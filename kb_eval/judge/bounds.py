@@ -94,12 +94,15 @@ def _all_quantities(text: str) -> list[Quantity]:
 def bound_features(claim: str, evidence: Sequence[str]) -> list[float]:
     """Whether a bounded claim value is stated in the evidence only with the opposite bound;
     whether a claim bound meets the same value stated without any bound; whether a claim
-    quantity is not stated at all (equal, in a range, or a point value inside a stated bound)."""
+    quantity is not stated at all (equal, in a range, or a point value inside a stated bound; a
+    value the claim bounds itself, "must not fly within 24 hours", is a bound of its own and is
+    stated only by an equal value, not inside another bound)."""
     theirs = [item for text in evidence for item in bounded(text)]
     stated = [q for text in evidence for q in _all_quantities(text)]
+    own_bound = {q for q, side in bounded(claim) if side}
     unstated = any(
         not any(q.matches(other) for other in stated)
-        and not any(_within(q, other, side) for other, side in theirs if side)
+        and (q in own_bound or not any(_within(q, other, side) for other, side in theirs if side))
         for q in _all_quantities(claim)
     )
     opposed = added = False

@@ -104,12 +104,28 @@ def _best_aligned(quantity: Quantity, candidates: list[Quantity]) -> list[Quanti
     return [q for q, n in zip(candidates, overlaps, strict=True) if top and n == top]
 
 
+def _in_schedule_row(quantity: Quantity, clause: Unit, related: list[Unit]) -> bool:
+    """A unit states a range of the quantity's kind that holds it ("59 to 30 days") and every
+    other quantity of the clause, of which there is at least one (a row of a schedule: "40 days
+    before, 50%"; a lone value inside some range is not aligned with it)."""
+    return len(clause.quantities) > 1 and any(
+        any(q.low is not None and q.high is not None and q.low < q.high for q in unit.quantities)
+        and any(quantity.matches(q) for q in unit.quantities)
+        and all(any(mine.matches(q) for q in unit.quantities) for mine in clause.quantities)
+        for unit in related
+    )
+
+
 def _check_quantities(clause: Unit, related: list[Unit], coverage: float) -> Verdict | None:
     """Every claim quantity must be in the evidence with the same value (topic-aligned).
 
     A value that differs from the best-aligned one but is stated for something else in the
-    evidence is a reused number: contradicted only when the clause's words are stated."""
+    evidence is a reused number: contradicted only when the clause's words are stated. A value
+    inside a range of a unit that states the clause's other quantities too is stated (a row of
+    a schedule)."""
     for quantity in clause.quantities:
+        if _in_schedule_row(quantity, clause, related):
+            continue
         candidates = [q for unit in related for q in unit.quantities if q.kind == quantity.kind]
         aligned = _best_aligned(quantity, candidates)
         if any(quantity.matches(other) for other in aligned or candidates):
@@ -149,6 +165,8 @@ def _judge_clause(clause: Unit, units: list[Unit]) -> Verdict:
     related = [best] + [u for u in units if u is not best and terms & u.terms]
     for unit in related:
         pair = _antonym(terms, unit.terms)
+        if pair and unit is not best and pair[0] in best.all_terms:
+            continue  # the best unit states the claim's own word; the other is about another thing
         if pair and _opposes(clause, unit, units, pair):
             return Verdict("contradicted", f"antonyms {pair[0]}/{pair[1]}")
     coverage = _coverage(terms, [best])

@@ -244,7 +244,7 @@ def pair_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> 
         *bound_features(claim, evidence),
         *coverage_features(claim, evidence, clause, encoder),
         *subject_features(claim, clause, aligned_values[_CLAUSE_OPPOSED]),
-        *item_features(claim, evidence, aligned.sentence, encoder),
+        *item_features(claim, evidence, aligned.sentence, encoder, clause),
     ]
     return np.asarray(values, dtype=np.float64)
 

@@ -24,8 +24,22 @@ from kb_eval.judge.clauses import terms_of
 from kb_eval.judge.encoder import TextEncoder
 from kb_eval.judge.quantities import extract_quantities, normalise_text
 
-ITEM_FEATURES: tuple[str, ...] = ("conjunct_uncovered", "conjunct_novel", "condition_dropped")
+ITEM_FEATURES: tuple[str, ...] = (
+    "conjunct_uncovered",
+    "conjunct_novel",
+    "condition_dropped",
+    "condition_lifted",
+    "rate_basis_differs",
+)
 PARAPHRASE = 0.7
+# Words that say a condition does not matter ("however late", "regardless of", "even if").
+_LIFTED = re.compile(
+    r"\b(?:even (?:if|when)|however (?:close|late|early|soon|long|short|far|much|many|few|little|near)"
+    r"|regardless|no matter|irrespective|whatever the|in (?:all|any) cases?|at any (?:time|point))\b"
+)
+# The basis of a rate ("per person", "per booking"); words for one person are one basis.
+_PER = re.compile(r"\bper[ _]([a-z]+)")
+_PERSON = frozenset({"person", "guest", "traveller", "traveler", "participant", "head", "adult"})
 _SEPARATOR = re.compile(r"[,:](?!\d)|;|\b(?:and|or|plus|but|as well as|along with)\b")
 
 
@@ -61,11 +75,38 @@ def condition_dropped(claim: str, sentence: str) -> bool:
     )
 
 
+def condition_lifted(claim: str, evidence: Sequence[str]) -> bool:
+    """The claim says a condition does not matter ("however close to the date") and no evidence
+    text says so."""
+    if not _LIFTED.search(normalise_text(claim).lower()):
+        return False
+    return not any(_LIFTED.search(normalise_text(text).lower()) for text in evidence)
+
+
+def _rate_bases(text: str) -> set[str]:
+    bases = _PER.findall(normalise_text(text).lower())
+    return {"person" if base in _PERSON else base.rstrip("s") for base in bases}
+
+
+def rate_basis_differs(claim: str, evidence: Sequence[str], aligned_sentence: str) -> bool:
+    """The claim states a rate "per" something no evidence text names ("per booking"), while the
+    aligned sentence states its rate per something else ("per person")."""
+    mine = _rate_bases(claim)
+    named = set().union(*(_rate_bases(text) for text in evidence))
+    return bool(mine - named) and bool(_rate_bases(aligned_sentence) - mine)
+
+
 def item_features(
-    claim: str, evidence: Sequence[str], aligned_sentence: str, encoder: TextEncoder
+    claim: str,
+    evidence: Sequence[str],
+    aligned_sentence: str,
+    encoder: TextEncoder,
+    aligned_clause: str | None = None,
 ) -> list[float]:
     """The ITEM_FEATURES: the largest share of a conjunct's terms the evidence leaves out, a
-    conjunct with no word in the evidence or close to one, and a condition dropped."""
+    conjunct with no word in the evidence or close to one, a condition dropped, a condition
+    lifted and a rate on another basis. A condition is dropped from the aligned clause when one
+    is given (the bound of another clause of the sentence is another fact's)."""
     joined = " ".join(evidence)
     evidence_terms, evidence_words = terms_of(joined), content_words(joined)
     pieces = conjuncts(claim)
@@ -75,4 +116,10 @@ def item_features(
     novel = any(
         not terms_of(p) & evidence_terms and _novel(p, evidence_words, encoder) for p in pieces
     )
-    return [uncovered, float(novel), float(condition_dropped(claim, aligned_sentence))]
+    return [
+        uncovered,
+        float(novel),
+        float(condition_dropped(claim, aligned_clause or aligned_sentence)),
+        float(condition_lifted(claim, evidence)),
+        float(rate_basis_differs(claim, evidence, aligned_sentence)),
+    ]

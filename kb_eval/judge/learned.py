@@ -33,6 +33,8 @@ VETOES = tuple(
         "bound_clause_opposed",
         "clause_opposed",
         "conjunct_novel",
+        "condition_lifted",
+        "rate_basis_differs",
     )
 )
 _OPPOSED_ON_SUBJECT = FEATURE_NAMES.index("opposed_on_subject")

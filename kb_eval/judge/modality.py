@@ -1,6 +1,7 @@
 """Closed classes of policy modality (permitted / forbidden, required / advised, included /
-charged, universal / limited, operator / guest decides or pays, refunded / forfeited), as regular expressions over
-normalised text. They are small closed classes of English policy language, not words of a pair."""
+charged, universal / limited, operator / guest decides or pays, refunded / forfeited, a higher /
+lower comparison), as regular expressions over normalised text. They are small closed classes of
+English policy language, not words of a pair."""
 
 from __future__ import annotations
 
@@ -23,13 +24,15 @@ CLASSES = {
     r"|pay (?:for|extra)|costs?)\b|(?:[$€£]|\b(?:usd|eur|gbp|chf|nok|sek|dkk)\b) ?\d"
     r"|\d ?(?:us )?(?:usd|eur|gbp|chf|nok|sek|dkk|dollars?|euros?|pounds|kroner|€)(?![a-z])",
     "universal": r"\b(?:all|every|everyone|everything|always|any|anywhere|anytime|whenever"
-    r"|unlimited|as many|as often|whatever)\b",
-    "limited": r"\b(?:only|one|once|most|some|except|unless|apart from|other than|limited"
+    r"|unlimited|as many|as often|whatever|whole|entire)\b",
+    "limited": r"\b(?:only|just|one|once|most|some|except|unless|apart from|other than|limited"
     r"|up to|maximum|at most|single)\b",
     "operator": r"\b(?:we|us|our)\s+(?:\w+\s+)?(?:decide|choose|pay|cover|arrange|provide|supply"
     r"|book)\b|\b(?:by us|at our (?:discretion|cost|expense)|our choice)\b",
     "guest": r"\b(?:you|guests?|travell?ers?|participants?)\s+(?:\w+\s+)?(?:decide|choose|pay"
     r"|cover|arrange|bring|book)\b|\b(?:your (?:choice|cost|expense)|choice of|own)\b",
+    "higher": r"\b(?:higher|greater|larger|bigger|more expensive|dearer|costlier)\b",
+    "lower": r"\b(?:lower|smaller|cheaper|less expensive)\b",
     "refund": r"(?<!non-)\b(?:refund(?:ed|s|able)?|money back|reimburs\w*|repaid"
     r"|get (?:\w+ ){0,3}back)\b",
     "forfeit": r"\b(?:non-refundable|no refund|not (?:be )?refund(?:ed|able)|forfeit\w*|lose|loss of"
@@ -45,6 +48,7 @@ OPPOSED = (
     ("universal", "limited"),
     ("operator", "guest"),
     ("refund", "forfeit"),
+    ("higher", "lower"),
 )
 
 
@@ -66,9 +70,14 @@ NEGATED_CLASS = {
     "charged": "included",
     "refund": "forfeit",
     "forfeit": "refund",
+    "universal": "limited",
 }
 _NEGATOR = re.compile(r"(?:\b(?:not|never|no|without|nor)\b|n't\b)(?:\s+[\w'-]+){0,3}\s*$")
 _SCOPE_END = re.compile(r"[,;:.!?]|\b(?:but|and|or|so|because|unless|if|when|while)\b")
+# "any" under a negation is a negative polarity item ("won't get any refund", "don't allow it
+# anywhere else"): it says "none", not "every", so it is in neither class; "not every", "not
+# always" are limited (NEGATED_CLASS).
+_NEGATIVE_POLARITY = re.compile(r"any")
 
 
 def _negated(text: str, start: int) -> bool:
@@ -82,6 +91,12 @@ def _scoped(name: str, text: str) -> tuple[bool, bool]:
     """(some match of the class is plain, some match is negated)."""
     plain = negated = False
     for match in _COMPILED[name].finditer(text):
+        if (
+            name == "universal"
+            and _NEGATIVE_POLARITY.match(match.group())
+            and _negated(text, match.start())
+        ):
+            continue
         if name in NEGATED_CLASS and _negated(text, match.start()):
             negated = True
         else:
@@ -89,11 +104,28 @@ def _scoped(name: str, text: str) -> tuple[bool, bool]:
     return plain, negated
 
 
+# A Title Case heading before a colon ("Refund Window: ...") names a topic; it states no policy.
+_TITLE_HEADING = re.compile(r"^\s*(?:[A-Z][\w'-]*\s+){1,3}[A-Z][\w'-]*:\s+(?=\S)")
+
+
+_QUESTION = re.compile(r"[^.?!]*\?")
+_ASKER = {"you": "we", "your": "our", "we": "you", "our": "your", "i": "you", "my": "your"}
+_PRONOUN = re.compile(r"\b(?:you|your|we|our|i|my)\b")
+
+
+def _from_operator(text: str) -> str:
+    """A FAQ question is asked by the guest ("what do you provide?"): its pronouns are turned to
+    the operator's point of view ("what do we provide?"), as in the answer."""
+    return _QUESTION.sub(lambda q: _PRONOUN.sub(lambda m: _ASKER[m.group()], q.group()), text)
+
+
 def classes(text: str) -> dict[str, bool]:
     """Which classes the text's normalised wording falls in ("no more than" is a limit, not a
     prohibition; "free of charge" is included, not charged; a negated policy word counts for the
-    other class of its pair, NEGATED_CLASS)."""
-    lowered = _LIMIT.sub("maximum", normalise_text(text).lower())
+    other class of its pair, NEGATED_CLASS; a Title Case heading is left out; a question is read
+    from the operator's side)."""
+    plain = normalise_text(_TITLE_HEADING.sub("", text)).lower()
+    lowered = _LIMIT.sub("maximum", _from_operator(plain))
     texts = {name: lowered for name in _COMPILED}
     texts["charged"] = _NO_CHARGE.sub(" included ", lowered)
     found = dict.fromkeys(_COMPILED, False)
