@@ -9,7 +9,10 @@ cProfile; reported: wall and CPU seconds of this process, of the PostgreSQL serv
 and backends) and of the parse worker, each step's seconds, the profile grouped by stage
 (`STAGES`), and the top functions by own time.
 
-    .venv/bin/python -m bench.ingest_profile [--json] [--replicas N]
+    .venv/bin/python -m bench.ingest_profile [--json] [--replicas N] [--fake]
+
+`--fake`: the fake-hash embedder instead (its own windows, no model load): the overhead of
+two checkouts compared quickly (run this file with `PYTHONPATH=<other checkout>`).
 """
 
 from __future__ import annotations
@@ -119,30 +122,45 @@ def run(args: Any, home: Any) -> dict[str, Any]:
     from bench.common import DEMO_TENANTS, load, open_database_and_model
     from kb_retrieval.ingestion.pipeline import IngestionPipeline
 
-    db, real, setup = open_database_and_model(home)
     corpus = home.path / "corpus"
-    recording = RecordingEmbedder(real)
-    pipeline = IngestionPipeline(db, recording)
-    started, cpu_started = time.perf_counter(), cpu_s()
-    first = ingest_replica(pipeline, replica_folders(DEMO_TENANTS, corpus, "m00"), False)
-    model = {
-        "chunks": first["chunks"],
-        "seconds": round(time.perf_counter() - started, 3),
-        "cpu_s": round(cpu_s() - cpu_started, 3),
-        "model_s": round(recording.embed_s, 3),
-        "texts": recording.texts,
-    }
-    memo = MemoEmbedder(real, recording.memo)
-    pipeline = IngestionPipeline(db, memo)
+    if args.fake:
+        from kb_retrieval.db import Database
+        from kb_retrieval.embedding import FakeHashEmbedder
+
+        db, setup = Database(home.url), {"server_start_s": home.startup_s}
+        db.migrate()
+        inner: Any = FakeHashEmbedder()
+        warm = IngestionPipeline(db, inner)
+        first = ingest_replica(warm, replica_folders(DEMO_TENANTS, corpus, "m00"), False)
+        model = {"chunks": first["chunks"], "seconds": 0.0, "model_s": 0.0, "fake": True}
+    else:
+        db, real, setup = open_database_and_model(home)
+        recording = RecordingEmbedder(real)
+        started, cpu_started = time.perf_counter(), cpu_s()
+        first = ingest_replica(
+            IngestionPipeline(db, recording), replica_folders(DEMO_TENANTS, corpus, "m00"), False
+        )
+        model = {
+            "chunks": first["chunks"],
+            "seconds": round(time.perf_counter() - started, 3),
+            "cpu_s": round(cpu_s() - cpu_started, 3),
+            "model_s": round(recording.embed_s, 3),
+            "texts": recording.texts,
+        }
+        inner = MemoEmbedder(real, recording.memo)
+    pipeline = IngestionPipeline(db, inner)
     clock = StepClock(pipeline)
     replicas = [replica_folders(DEMO_TENANTS, corpus, f"p{i:02d}") for i in range(args.replicas)]
     server = server_pid(home.path)
     before = (time.perf_counter(), cpu_s(), process_cpu(server, True), worker_cpu())
     profile = cProfile.Profile()
-    profile.enable()
+    if not args.no_profile:
+        profile.enable()
     rows = [ingest_replica(pipeline, folders, False) for folders in replicas]
     profile.disable()
     after = (time.perf_counter(), cpu_s(), process_cpu(server, True), worker_cpu())
+    if args.no_profile:
+        profile.runcall(len, "")  # an empty profile: the stage table is all zeros
     stats = pstats.Stats(profile)
     n = max(1, len(rows))
     wall, cpu, server_cpu, parse_cpu = (
@@ -194,12 +212,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--replicas", type=int, default=4, help="profiled replicas (memo vectors)")
     parser.add_argument("--top", type=int, default=25, help="functions listed by own time")
+    parser.add_argument("--fake", action="store_true", help="fake-hash embedder, no model")
+    parser.add_argument("--no-profile", action="store_true", help="time only, no cProfile")
     args = parser.parse_args(argv)
     info = machine()
     started = time.perf_counter()
     with bench_home("ingest-profile", keep=args.keep) as home:
         result = run(args, home)
-    finish(result, "ingest_profile", args, ("replicas", "top", "quick"), info, started, render)
+    finish(
+        result,
+        "ingest_profile",
+        args,
+        ("replicas", "top", "fake", "no_profile"),
+        info,
+        started,
+        render,
+    )
 
 
 if __name__ == "__main__":

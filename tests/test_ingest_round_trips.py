@@ -95,3 +95,17 @@ def test_reports_read_inside_the_step_match_a_later_read(db, tmp_path):
                 build.reason_code,
                 build.message,
             )
+
+
+def test_a_folder_registers_its_new_versions_in_one_transaction(database_url, tmp_path):
+    db = CountingDatabase(database_url)
+    pipeline = IngestionPipeline(db, FakeHashEmbedder())
+    folder = copy_tenant(tmp_path, "alpine-treks", "round-trips-register")
+    registration = pipeline.register(folder)
+    assert len(registration.registered) > 10
+    assert db.transactions == 2, "the stored versions read, then every new version written"
+    tenant = registration.tenant_id
+    assert all(pipeline.build_state(tenant, v).state == "queued" for v in registration.registered)
+    before = db.transactions
+    assert pipeline.register(folder).registered == registration.registered
+    assert db.transactions - before == 1, "an unchanged folder is only read"

@@ -203,7 +203,8 @@ class IngestionPipeline:
         """Validate the manifest and record its versions; a changed immutable version is refused.
 
         The tenant's stored versions are read once; an entry already stored as it is (and its
-        build row) is not written again, so an unchanged folder registers without a write."""
+        build row) is not written again, so an unchanged folder registers without a write; the
+        others are written in one transaction (all or none of them)."""
         manifest = load_manifest(folder)
         tenant_id = manifest.tenant_id
         with self.db.tenant(tenant_id) as conn:
@@ -212,11 +213,21 @@ class IngestionPipeline:
             self.db.ensure_tenant(tenant_id)
         check_supersedes(manifest, frozenset(stored))
         result = Registration(tenant_id=manifest.tenant_id, problems=list(manifest.problems))
+        problems = {
+            doc.doc_version_id: _content_changed(doc, stored.get(doc.doc_version_id))
+            for doc in manifest.documents
+        }
+        writes = [
+            doc
+            for doc in manifest.documents
+            if problems[doc.doc_version_id] is None
+            and stored_state.needs_write(doc, stored.get(doc.doc_version_id))
+        ]
+        if writes:  # one transaction, one WAL flush, for the folder's new or changed entries
+            with self.db.tenant(tenant_id) as conn:
+                problems |= {doc.doc_version_id: self._register_one(conn, doc) for doc in writes}
         for doc in manifest.documents:
-            problem = _content_changed(doc, stored.get(doc.doc_version_id))
-            if problem is None and stored_state.needs_write(doc, stored.get(doc.doc_version_id)):
-                with self.db.tenant(tenant_id) as conn:
-                    problem = self._register_one(conn, doc)
+            problem = problems[doc.doc_version_id]
             if problem is None:
                 result.registered.append(doc.doc_version_id)
             else:
@@ -534,7 +545,6 @@ class IngestionPipeline:
             for i, w in enumerate(self.embedder.windows(text))
         ]
 
-    @one_at_a_time
     def embed(
         self,
         tenant_id: str,
@@ -544,12 +554,18 @@ class IngestionPipeline:
     ) -> StepReport:
         """Window vectors of the version's chunks (from the cache, else embedded now);
         `embedded_before`: hashes `embed_many` just embedded for it, reported as embedded here;
-        `prepared`: what `embed_many` read and embedded for this chunked build under the locks it
-        still holds (units, windows, vectors), so nothing is read or tokenized twice."""
+        `prepared`: what `embed_many` read and embedded for this chunked build under the lock it
+        still holds (units, windows, vectors), so nothing is read, tokenized or locked twice."""
         if prepared is not None:
             return self._store_vectors(
                 tenant_id, doc_version_id, prepared, embedded_before or set()
             )
+        return self._embed_locked(tenant_id, doc_version_id, embedded_before)
+
+    @one_at_a_time
+    def _embed_locked(
+        self, tenant_id: str, doc_version_id: str, embedded_before: set[str] | None
+    ) -> StepReport:
         key = self._key(doc_version_id)
         with self._step(tenant_id) as conn:
             build = self._build_in(conn, tenant_id, doc_version_id)
