@@ -126,6 +126,17 @@ def spans_from_json(
 
 
 Step = Callable[..., "StepReport"]
+# (chunk pk, chunk id, window index, window text, text hash)
+_Window = tuple[int, str, int, str, str]
+
+
+@dataclass
+class _Prepared:
+    """What `embed_many` read and embedded for one chunked build, handed to its `embed`."""
+
+    units: list[sentences.SentenceUnit]
+    windows: list[_Window]
+    vectors: dict[str, Any] = field(default_factory=dict)
 
 
 def write_postings(conn: Any, tenant_id: str, key: dict[str, str]) -> None:
@@ -192,7 +203,8 @@ class IngestionPipeline:
         """Validate the manifest and record its versions; a changed immutable version is refused.
 
         The tenant's stored versions are read once; an entry already stored as it is (and its
-        build row) is not written again, so an unchanged folder registers without a write."""
+        build row) is not written again, so an unchanged folder registers without a write; the
+        others are written in one transaction (all or none of them)."""
         manifest = load_manifest(folder)
         tenant_id = manifest.tenant_id
         with self.db.tenant(tenant_id) as conn:
@@ -201,11 +213,21 @@ class IngestionPipeline:
             self.db.ensure_tenant(tenant_id)
         check_supersedes(manifest, frozenset(stored))
         result = Registration(tenant_id=manifest.tenant_id, problems=list(manifest.problems))
+        problems = {
+            doc.doc_version_id: _content_changed(doc, stored.get(doc.doc_version_id))
+            for doc in manifest.documents
+        }
+        writes = [
+            doc
+            for doc in manifest.documents
+            if problems[doc.doc_version_id] is None
+            and stored_state.needs_write(doc, stored.get(doc.doc_version_id))
+        ]
+        if writes:  # one transaction, one WAL flush, for the folder's new or changed entries
+            with self.db.tenant(tenant_id) as conn:
+                problems |= {doc.doc_version_id: self._register_one(conn, doc) for doc in writes}
         for doc in manifest.documents:
-            problem = _content_changed(doc, stored.get(doc.doc_version_id))
-            if problem is None and stored_state.needs_write(doc, stored.get(doc.doc_version_id)):
-                with self.db.tenant(tenant_id) as conn:
-                    problem = self._register_one(conn, doc)
+            problem = problems[doc.doc_version_id]
             if problem is None:
                 result.registered.append(doc.doc_version_id)
             else:
@@ -246,7 +268,11 @@ class IngestionPipeline:
     def build_state(self, tenant_id: str, doc_version_id: str) -> BuildState:
         """The stored state of this version's build under the pipeline's versions."""
         with self.db.tenant(tenant_id) as conn:
-            row = conn.execute(sql.SELECT_BUILD, self._key(doc_version_id)).fetchone()
+            return self._build_in(conn, tenant_id, doc_version_id)
+
+    def _build_in(self, conn: Any, tenant_id: str, doc_version_id: str) -> BuildState:
+        """`build_state` inside the caller's tenant transaction (one round trip, no BEGIN)."""
+        row = conn.execute(sql.SELECT_BUILD, self._key(doc_version_id)).fetchone()
         if row is None:
             raise LookupError(f"{tenant_id}/{doc_version_id} is not registered for {self.versions}")
         return BuildState(*row)
@@ -270,9 +296,10 @@ class IngestionPipeline:
         )
 
     def _report(
-        self, tenant_id: str, doc_version_id: str, skipped: bool, **metrics: Any
+        self, conn: Any, tenant_id: str, doc_version_id: str, skipped: bool, **metrics: Any
     ) -> StepReport:
-        build = self.build_state(tenant_id, doc_version_id)
+        """The step's report from the build as the step's own last transaction (`conn`) left it."""
+        build = self._build_in(conn, tenant_id, doc_version_id)
         return StepReport(
             doc_version_id, build.state, build.reason_code, build.message, skipped, metrics
         )
@@ -280,17 +307,17 @@ class IngestionPipeline:
     # -- parse ----------------------------------------------------------------------------
     @one_at_a_time
     def parse(self, tenant_id: str, doc_version_id: str) -> StepReport:
-        build = self.build_state(tenant_id, doc_version_id)
-        if build.state == LifecycleState.INDEXED:
-            return _skipped(doc_version_id, build)
         with self._step(tenant_id) as conn:
+            build = self._build_in(conn, tenant_id, doc_version_id)
+            if build.state == LifecycleState.INDEXED:
+                return _skipped(doc_version_id, build)
             version = conn.execute(
                 sql.SELECT_VERSION, {"doc_version_id": doc_version_id}
             ).fetchone()
             stored = conn.execute(sql.SELECT_PARSE, self._key(doc_version_id)).fetchone()
             failed = build.state in (LifecycleState.FAILED, LifecycleState.NEEDS_ATTENTION)
             if failed and build.stats.get(FAILED_PARSE_HASH) == version[11]:
-                return self._report(tenant_id, doc_version_id, True)  # same bytes failed before
+                return self._report(conn, tenant_id, doc_version_id, True)  # these bytes failed
             if (
                 stored is not None
                 and stored[0] == version[11]
@@ -306,7 +333,7 @@ class IngestionPipeline:
                     LifecycleState.PARSING,
                 ):
                     self._set_state(conn, doc_version_id, LifecycleState.PARSED)
-                return self._report(tenant_id, doc_version_id, True, spans=len(stored[2]))
+                return self._report(conn, tenant_id, doc_version_id, True, spans=len(stored[2]))
             self._set_state(conn, doc_version_id, LifecycleState.PARSING)
         source_path, metadata = version[5], version[12]
         try:
@@ -329,7 +356,7 @@ class IngestionPipeline:
                     conn.execute(
                         sql.MERGE_BUILD_STATS, {**self._key(doc_version_id), "stats": Jsonb(memo)}
                     )
-            return self._report(tenant_id, doc_version_id, False)
+                return self._report(conn, tenant_id, doc_version_id, False)
         with self._step(tenant_id) as conn:
             conn.execute(
                 sql.UPSERT_PARSE,
@@ -342,29 +369,30 @@ class IngestionPipeline:
                 },
             )
             self._set_state(conn, doc_version_id, LifecycleState.PARSED)
-        return self._report(
-            tenant_id,
-            doc_version_id,
-            False,
-            spans=len(parsed.spans),
-            pages=parsed.page_count,
-            characters=len(parsed.text),
-        )
+            return self._report(
+                conn,
+                tenant_id,
+                doc_version_id,
+                False,
+                spans=len(parsed.spans),
+                pages=parsed.page_count,
+                characters=len(parsed.text),
+            )
 
     # -- chunk ----------------------------------------------------------------------------
     @one_at_a_time
     def chunk(self, tenant_id: str, doc_version_id: str) -> StepReport:
-        build = self.build_state(tenant_id, doc_version_id)
         ready = (
             LifecycleState.PARSED,
             LifecycleState.CHUNKING,
             LifecycleState.CHUNKED,
             LifecycleState.EMBEDDING,
         )
-        if build.state not in ready:
-            return _skipped(doc_version_id, build)
         key = self._key(doc_version_id)
         with self._step(tenant_id) as conn:
+            build = self._build_in(conn, tenant_id, doc_version_id)
+            if build.state not in ready:
+                return _skipped(doc_version_id, build)
             stored = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
             if stored > 0:
                 # Chunks are written in one transaction and are a pure function of the immutable
@@ -380,7 +408,7 @@ class IngestionPipeline:
                         },
                     )
                     write_postings(conn, tenant_id, key)
-                return self._report(tenant_id, doc_version_id, True, chunks=stored)
+                return self._report(conn, tenant_id, doc_version_id, True, chunks=stored)
             version = conn.execute(
                 sql.SELECT_VERSION, {"doc_version_id": doc_version_id}
             ).fetchone()
@@ -431,12 +459,14 @@ class IngestionPipeline:
             conn.execute(
                 sql.SET_BUILD_CHUNKED, {**key, "chunk_count": len(chunks), "stats": Jsonb(stats)}
             )
-        # Ids, counts and hashes only: no document text leaves the database (Dagster event log).
-        chunk_refs = [
-            {"chunk_id": c.chunk_id, "tokens": c.token_count, "text_hash": _sha(c.text)[:16]}
-            for c in chunks[:5]
-        ]
-        return self._report(tenant_id, doc_version_id, False, **stats, chunk_refs=chunk_refs)
+            # Ids, counts and hashes only: no document text leaves the database (Dagster events).
+            chunk_refs = [
+                {"chunk_id": c.chunk_id, "tokens": c.token_count, "text_hash": _sha(c.text)[:16]}
+                for c in chunks[:5]
+            ]
+            return self._report(
+                conn, tenant_id, doc_version_id, False, **stats, chunk_refs=chunk_refs
+            )
 
     # -- embed ----------------------------------------------------------------------------
     def embed_many(self, tenant_id: str, doc_version_ids: Sequence[str]) -> list[StepReport]:
@@ -456,41 +486,50 @@ class IngestionPipeline:
         texts: dict[str, str] = {}
         owner: dict[str, str] = {}
         pending: set[str] = set()
+        prepared: dict[str, _Prepared] = {}
         builds = self.settled(tenant_id, doc_version_ids)
         for doc_version_id in doc_version_ids:
             if doc_version_id in builds:
                 continue
-            builds[doc_version_id] = self.build_state(tenant_id, doc_version_id)
-            state = builds[doc_version_id].state
-            if state not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING) and not (
-                state == LifecycleState.INDEXED and self.sentence_vectors
-            ):
-                continue
             with self.db.tenant(tenant_id) as conn:
+                build = builds[doc_version_id] = self._build_in(conn, tenant_id, doc_version_id)
+                if build.state not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING) and not (
+                    build.state == LifecycleState.INDEXED and self.sentence_vectors
+                ):
+                    continue
                 chunks = conn.execute(
                     sql.SELECT_CHUNKS_FOR_EMBEDDING, self._key(doc_version_id)
                 ).fetchall()
                 units = self._missing_units(conn, doc_version_id, chunks)
             texts.update(sentences.unit_texts(units))
-            if state == LifecycleState.INDEXED:
+            if build.state == LifecycleState.INDEXED:
                 if units:
                     pending.add(doc_version_id)
                 continue
             pending.add(doc_version_id)
-            for _pk, _cid, text in chunks:
-                for window in self.embedder.windows(text):
-                    digest = _sha(window)
-                    texts[digest] = window
-                    owner.setdefault(digest, doc_version_id)
+            windows = self._windows(chunks)
+            for *_ids, window, digest in windows:
+                texts[digest] = window
+                owner.setdefault(digest, doc_version_id)
+            if build.state == LifecycleState.CHUNKED:
+                prepared[doc_version_id] = _Prepared(units, windows)
         by_length = sorted(texts, key=lambda h: (len(texts[h]), h))
-        fresh = self._vectors_for(tenant_id, by_length, texts)["__fresh__"] if texts else set()
+        vectors = self._vectors_for(tenant_id, by_length, texts) if texts else {"__fresh__": set()}
+        fresh = vectors.pop("__fresh__")
         credited: dict[str, set[str]] = {}
         for digest in fresh & owner.keys():
             credited.setdefault(owner[digest], set()).add(digest)
+        for item in prepared.values():
+            item.vectors = vectors
         # A version with nothing to embed gets `embed`'s skip report from the build read above
         # (the locks are held: no state changed since).
         return [
-            self.embed(tenant_id, doc_version_id, credited.get(doc_version_id, set()))
+            self.embed(
+                tenant_id,
+                doc_version_id,
+                credited.get(doc_version_id, set()),
+                prepared.get(doc_version_id),
+            )
             if doc_version_id in pending
             else _skipped(
                 doc_version_id, builds[doc_version_id], embedded_chunks=0, embedded_windows=0
@@ -498,37 +537,78 @@ class IngestionPipeline:
             for doc_version_id in doc_version_ids
         ]
 
-    @one_at_a_time
-    def embed(
-        self, tenant_id: str, doc_version_id: str, embedded_before: set[str] | None = None
-    ) -> StepReport:
-        """Window vectors of the version's chunks (from the cache, else embedded now);
-        `embedded_before`: hashes `embed_many` just embedded for it, reported as embedded here."""
-        build = self.build_state(tenant_id, doc_version_id)
-        if build.state == LifecycleState.INDEXED and self.sentence_vectors:
-            return self._backfill_sentences(tenant_id, doc_version_id)
-        if build.state not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
-            return _skipped(doc_version_id, build, embedded_chunks=0, embedded_windows=0)
-        key = self._key(doc_version_id)
-        with self._step(tenant_id) as conn:
-            chunks = conn.execute(sql.SELECT_CHUNKS_FOR_EMBEDDING, key).fetchall()
-            done = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
-            units = self._missing_units(conn, doc_version_id, chunks)
-            if build.state == LifecycleState.EMBEDDING and done == len(chunks) and not units:
-                return self._report(
-                    tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
-                )
-            self._set_state(conn, doc_version_id, LifecycleState.EMBEDDING)
-        windows = [
+    def _windows(self, chunks: Sequence[tuple[int, str, str]]) -> list[_Window]:
+        """Each chunk's windows as (chunk pk, chunk id, window index, text, text hash)."""
+        return [
             (pk, cid, i, w, _sha(w))
             for pk, cid, text in chunks
             for i, w in enumerate(self.embedder.windows(text))
         ]
-        window_texts = {w[4]: w[3] for w in windows}
-        texts = {**sentences.unit_texts(units), **window_texts}
-        vectors = self._vectors_for(tenant_id, sorted(texts), texts)
-        fresh_hashes = (vectors.pop("__fresh__") | (embedded_before or set())) & window_texts.keys()
+
+    def embed(
+        self,
+        tenant_id: str,
+        doc_version_id: str,
+        embedded_before: set[str] | None = None,
+        prepared: _Prepared | None = None,
+    ) -> StepReport:
+        """Window vectors of the version's chunks (from the cache, else embedded now);
+        `embedded_before`: hashes `embed_many` just embedded for it, reported as embedded here;
+        `prepared`: what `embed_many` read and embedded for this chunked build under the lock it
+        still holds (units, windows, vectors), so nothing is read, tokenized or locked twice."""
+        if prepared is not None:
+            return self._store_vectors(
+                tenant_id, doc_version_id, prepared, embedded_before or set()
+            )
+        return self._embed_locked(tenant_id, doc_version_id, embedded_before)
+
+    @one_at_a_time
+    def _embed_locked(
+        self, tenant_id: str, doc_version_id: str, embedded_before: set[str] | None
+    ) -> StepReport:
+        key = self._key(doc_version_id)
         with self._step(tenant_id) as conn:
+            build = self._build_in(conn, tenant_id, doc_version_id)
+            if build.state not in (LifecycleState.CHUNKED, LifecycleState.EMBEDDING):
+                backfill = build.state == LifecycleState.INDEXED and self.sentence_vectors
+                if not backfill:
+                    return _skipped(doc_version_id, build, embedded_chunks=0, embedded_windows=0)
+            else:
+                backfill = False
+                chunks = conn.execute(sql.SELECT_CHUNKS_FOR_EMBEDDING, key).fetchall()
+                done = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
+                units = self._missing_units(conn, doc_version_id, chunks)
+                if build.state == LifecycleState.EMBEDDING and done == len(chunks) and not units:
+                    return self._report(
+                        conn, tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
+                    )
+                self._set_state(conn, doc_version_id, LifecycleState.EMBEDDING)
+        if backfill:
+            return self._backfill_sentences(tenant_id, doc_version_id)
+        windows = self._windows(chunks)
+        texts = {**sentences.unit_texts(units), **{w[4]: w[3] for w in windows}}
+        vectors = self._vectors_for(tenant_id, sorted(texts), texts)
+        fresh = vectors.pop("__fresh__") | (embedded_before or set())
+        return self._store_vectors(
+            tenant_id, doc_version_id, _Prepared(units, windows, vectors), fresh, set_state=False
+        )
+
+    def _store_vectors(
+        self,
+        tenant_id: str,
+        doc_version_id: str,
+        prepared: _Prepared,
+        fresh: set[str],
+        set_state: bool = True,
+    ) -> StepReport:
+        """One transaction: the units' and windows' vectors, the build's window counts (and its
+        state `embedding` when `set_state`), then the report."""
+        key = self._key(doc_version_id)
+        units, windows, vectors = prepared.units, prepared.windows, prepared.vectors
+        fresh_hashes = fresh & {w[4] for w in windows}
+        with self._step(tenant_id) as conn:
+            if set_state:
+                self._set_state(conn, doc_version_id, LifecycleState.EMBEDDING)
             sentences.store_units(conn, tenant_id, self.versions, doc_version_id, units, vectors)
             with conn.cursor() as cur:
                 cur.executemany(
@@ -552,16 +632,17 @@ class IngestionPipeline:
                 sql.SET_BUILD_EMBEDDED,
                 {**key, "window_count": len(windows), "embedded_count": embedded_chunks},
             )
-        return self._report(
-            tenant_id,
-            doc_version_id,
-            False,
-            embedded_chunks=embedded_chunks,
-            embedded_windows=len(fresh_hashes),
-            windows=len(windows),
-            cached_windows=len(windows) - sum(1 for w in windows if w[4] in fresh_hashes),
-            sentence_units=len(units),
-        )
+            return self._report(
+                conn,
+                tenant_id,
+                doc_version_id,
+                False,
+                embedded_chunks=embedded_chunks,
+                embedded_windows=len(fresh_hashes),
+                windows=len(windows),
+                cached_windows=len(windows) - sum(1 for w in windows if w[4] in fresh_hashes),
+                sentence_units=len(units),
+            )
 
     def _missing_units(
         self, conn: Any, doc_version_id: str, chunks: Sequence[tuple[int, str, str]]
@@ -578,23 +659,24 @@ class IngestionPipeline:
                 sql.SELECT_CHUNKS_FOR_EMBEDDING, self._key(doc_version_id)
             ).fetchall()
             units = self._missing_units(conn, doc_version_id, chunks)
-        if not units:
-            return self._report(
-                tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
-            )
+            if not units:
+                return self._report(
+                    conn, tenant_id, doc_version_id, True, embedded_chunks=0, embedded_windows=0
+                )
         texts = sentences.unit_texts(units)
         vectors = self._vectors_for(tenant_id, sorted(texts), texts)
         with self.db.tenant(tenant_id) as conn:
             sentences.store_units(conn, tenant_id, self.versions, doc_version_id, units, vectors)
             sentences.touch_indexed(conn, self.versions, doc_version_id)
-        return self._report(
-            tenant_id,
-            doc_version_id,
-            False,
-            embedded_chunks=0,
-            embedded_windows=0,
-            sentence_units=len(units),
-        )
+            return self._report(
+                conn,
+                tenant_id,
+                doc_version_id,
+                False,
+                embedded_chunks=0,
+                embedded_windows=0,
+                sentence_units=len(units),
+            )
 
     def _vectors_for(
         self, tenant_id: str, hashes: list[str], texts: dict[str, str]
@@ -624,11 +706,11 @@ class IngestionPipeline:
     # -- publish --------------------------------------------------------------------------
     @one_at_a_time
     def publish(self, tenant_id: str, doc_version_id: str) -> StepReport:
-        build = self.build_state(tenant_id, doc_version_id)
-        if build.state != LifecycleState.EMBEDDING:
-            return _skipped(doc_version_id, build)
         key = self._key(doc_version_id)
         with self.db.tenant(tenant_id) as conn:
+            build = self._build_in(conn, tenant_id, doc_version_id)
+            if build.state != LifecycleState.EMBEDDING:
+                return _skipped(doc_version_id, build)
             chunks = conn.execute(sql.COUNT_CHUNKS, key).fetchone()[0]
             embedded = conn.execute(sql.COUNT_EMBEDDED_CHUNKS, key).fetchone()[0]
             rows = conn.execute(sql.SELECT_CHUNKS_FOR_EMBEDDING, key).fetchall()
@@ -645,7 +727,7 @@ class IngestionPipeline:
                 )
             else:
                 conn.execute(sql.PUBLISH_BUILD, key)
-        return self._report(tenant_id, doc_version_id, False, chunks=chunks)
+            return self._report(conn, tenant_id, doc_version_id, False, chunks=chunks)
 
     def run_all(self, tenant_id: str, doc_version_id: str) -> list[StepReport]:
         """Every step in order for one version (what the Dagster assets do, without Dagster);
