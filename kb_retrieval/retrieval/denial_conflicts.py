@@ -85,8 +85,10 @@ def asks_money_back(intents: Sequence[str], sensitivity: Sequence[str]) -> bool:
     return bool(MONEY_BACK_INTENTS.intersection(intents)) or "refund" in sensitivity
 
 
+@lru_cache(maxsize=16384)
 def _terms(text: str) -> frozenset[str]:
-    """Content terms of a sentence, without money words, numbers and units of time."""
+    """Content terms of a sentence, without money words, numbers and units of time (kept per
+    process: a grant sentence is compared with every refusal of every policy chunk)."""
     return frozenset(t for t in analyze(text) if not t.isdigit()) - _MONEY_TERMS - _TIME_TERMS
 
 
