@@ -13,6 +13,7 @@ from kb_retrieval.db import Database
 from kb_retrieval.embedding import FakeHashEmbedder
 from kb_retrieval.ingestion.pipeline import IngestionPipeline
 from tests.conftest import copy_tenant
+from tests.test_sentence_vectors import _ingest as ingest_steps
 
 # The code before session 10 opened 273 tenant transactions for this tenant's 14 versions
 # (19.5 each: a build read before each step and a report read after it, `embed` re-reading
@@ -48,14 +49,7 @@ class CountingEmbedder(FakeHashEmbedder):
 
 def _ingest(db: Database, folder, embedder) -> tuple[IngestionPipeline, str, list[str]]:
     pipeline = IngestionPipeline(db, embedder)
-    registration = pipeline.register(folder)
-    tenant, versions = registration.tenant_id, registration.registered
-    for version in versions:
-        pipeline.parse(tenant, version)
-        pipeline.chunk(tenant, version)
-    pipeline.embed_many(tenant, versions)
-    for version in versions:
-        pipeline.publish(tenant, version)
+    tenant, versions = ingest_steps(pipeline, folder)
     return pipeline, tenant, versions
 
 

@@ -65,4 +65,4 @@ def test_one_text_read_for_two_questions():
     breakfast = build_query_plan("Until when is breakfast served at the lodge?")
     assert answer_values(ferry, text) == {"07:45"}
     assert answer_values(breakfast, text) == {"10:00"}
-    assert departure_agreement._sentences.cache_info().currsize >= 1
+    assert departure_agreement.read_sentences.cache_info().currsize >= 1

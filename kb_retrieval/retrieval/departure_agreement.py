@@ -16,6 +16,7 @@ import re
 from collections.abc import Collection, Sequence
 from functools import lru_cache
 from itertools import combinations
+from typing import NamedTuple
 
 from kb_retrieval.query.answer_type import asked_kinds
 from kb_retrieval.query.plan import QueryPlan
@@ -40,22 +41,39 @@ def answer_values(plan: QueryPlan, text: str) -> frozenset[str]:
     if not need:
         return frozenset()
     values: set[str] = set()
-    for terms, labels in _sentences(text):
-        if len(asked & terms) >= need:
-            values.update(labels)
+    for sentence in read_sentences(text):
+        if len(asked & sentence.terms) >= need:
+            values.update(sentence.labels)
     return frozenset(values)
 
 
+class ReadSentence(NamedTuple):
+    """A read sentence of a text (prepared, at most `MAX_SENTENCE_WORDS` words)."""
+
+    text: str
+    terms: frozenset[str]
+    labels: tuple[str, ...]
+    # The analyzed words of its quantities ("45 days": "day"), not words of what it is about.
+    value_terms: frozenset[str]
+
+
 @lru_cache(maxsize=SENTENCE_CACHE_TEXTS)
-def _sentences(text: str) -> tuple[tuple[frozenset[str], tuple[str, ...]], ...]:
-    """Each read sentence of `text` (at most `MAX_SENTENCE_WORDS` words): its analyzed terms
-    and the labels of its quantities. A function of the text alone, kept per process for the
-    `SENTENCE_CACHE_TEXTS` texts used last: a tenant's answering chunks recur across e-mails."""
+def read_sentences(text: str) -> tuple[ReadSentence, ...]:
+    """Each read sentence of `text`: its analyzed terms and its quantities' labels and words.
+    A function of the text alone, kept per process for the `SENTENCE_CACHE_TEXTS` texts used
+    last: a tenant's answering chunks recur across e-mails (also read by `precedence.py`)."""
     out = []
     for sentence in _SENTENCE_SPLIT.split(prepare(text)):
         if len(sentence.split()) <= MAX_SENTENCE_WORDS:
-            terms = frozenset(analyze(sentence))
-            out.append((terms, tuple(q.label for q in extract_quantities(sentence))))
+            quantities = extract_quantities(sentence)
+            out.append(
+                ReadSentence(
+                    sentence,
+                    frozenset(analyze(sentence)),
+                    tuple(q.label for q in quantities),
+                    frozenset().union(*(analyze(q.text) for q in quantities)),
+                )
+            )
     return tuple(out)
 
 
@@ -149,7 +167,7 @@ def _dated_sentences(
 ) -> tuple[tuple[tuple[str, ...], frozenset[str], tuple[tuple[str, str], ...]], ...]:
     """Each read sentence of `text`: the dates it names (canonical, in order; the days when it
     names any), its analyzed terms and its quantities (kind, label). Kept per process like
-    `_sentences`."""
+    `read_sentences`."""
     out = []
     for sentence in _SENTENCE_SPLIT.split(normalize_text(text)):
         if not sentence or len(sentence.split()) > MAX_SENTENCE_WORDS:

@@ -18,22 +18,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from functools import lru_cache
 
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.query.vocabulary import INTENT_PATTERNS, POLICY_INTENTS
 from kb_retrieval.retrieval.candidates import Candidate
-from kb_retrieval.text.analyzer import analyze, prepare
-from kb_retrieval.text.quantities import extract_quantities
+from kb_retrieval.retrieval.departure_agreement import read_sentences
+from kb_retrieval.text.analyzer import analyze
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _INTENT_RES = {name: re.compile(INTENT_PATTERNS[name]) for name in sorted(POLICY_INTENTS)}
-# A longer "sentence" is a flattened table or list (many statements in one line): not read.
-MAX_SENTENCE_WORDS = 40
 # Words of the direct question, besides the intent's own vocabulary, that an answer sentence uses.
 MIN_OTHER_TERMS = 1
-# Texts whose sentence analysis is kept per process (least recently used dropped).
-SENTENCE_CACHE_TEXTS = 4096
 
 
 def precedence_met(
@@ -60,28 +54,15 @@ def states_answer(plan: QueryPlan, text: str) -> bool:
     if not asked or not plan.variants:
         return False
     question = frozenset(analyze(plan.variants[0].text))
-    for sentence, terms in _value_sentences(text):
+    for sentence in read_sentences(text):
+        if not sentence.labels:
+            continue
+        # the value's own words ("45 days") are not words of the question it answers
+        terms = sentence.terms - sentence.value_terms
         own: set[str] = set()
         for pattern in asked:
-            for match in pattern.finditer(sentence):
+            for match in pattern.finditer(sentence.text):
                 own.update(analyze(match.group(0)))
         if own and len((question & terms) - own) >= MIN_OTHER_TERMS:
             return True
     return False
-
-
-@lru_cache(maxsize=SENTENCE_CACHE_TEXTS)
-def _value_sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """The read sentences of `text` (at most `MAX_SENTENCE_WORDS` words, prepared) that state a
-    quantity, with their analyzed terms less the quantities' own ("45 days": "day"). A function
-    of the text alone, kept per process."""
-    out = []
-    for sentence in _SENTENCE_SPLIT.split(prepare(text)):
-        if not sentence or len(sentence.split()) > MAX_SENTENCE_WORDS:
-            continue
-        quantities = extract_quantities(sentence)
-        if quantities:
-            # the value's own words ("45 days") are not words of the question it answers
-            units = frozenset().union(*(analyze(q.text) for q in quantities))
-            out.append((sentence, frozenset(analyze(sentence)) - units))
-    return tuple(out)
