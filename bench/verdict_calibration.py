@@ -39,6 +39,7 @@ from kb_eval.fit_verdict_confidence import (
 from kb_eval.golden import GoldenCase
 from kb_eval.golden_eval import _email_payload, _refs
 from kb_eval.metrics import CaseResult, EvidenceRef, aggregate, case_details
+from kb_eval.separation import top_confidence_pairs
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
 from kb_retrieval.service import open_knowledge_base
@@ -132,11 +133,6 @@ def _figures(cases: Sequence[GoldenCase], results: dict[str, CaseResult]) -> dic
     details = case_details(list(cases), results)
     answerable = [d for d in details if d["expected_outcome"] == "OK_TO_DRAFT"]
     metrics = aggregate(details)
-    answered = [
-        (float(d["confidence_top"] or 0.0), d["n_relevant"] > 0)
-        for d in details
-        if d["confidence_top"] is not None
-    ]
     return {
         "cases": len(details),
         "outcome_accuracy": round(metrics["outcome_accuracy"], 4),
@@ -154,7 +150,7 @@ def _figures(cases: Sequence[GoldenCase], results: dict[str, CaseResult]) -> dic
         ],
         "answerable_unknown": sum(1 for d in answerable if d["outcome"] == "UNKNOWN"),
         "answerable_review": sum(1 for d in answerable if d["outcome"] == "NEEDS_REVIEW"),
-        "ece_top_answerable": round(expected_calibration_error(answered), 4),
+        "ece_top_answerable": round(expected_calibration_error(top_confidence_pairs(details)), 4),
         "ece_top_chunk": round(expected_calibration_error(top_chunk_pairs(cases, results)), 4),
     }
 

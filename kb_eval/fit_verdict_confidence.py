@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ class CaseScore:
     top: float
     probability: float
     answerable: bool
+    quote: bool = False  # the most confident candidate contains a relevant quote
 
 
 def logit(p: float) -> float:
@@ -58,14 +59,15 @@ def case_scores(
     """One CaseScore per case of `rows` (case probability from `probabilities`, else 0)."""
     out = []
     for case_id, case_rows in sorted(_by_case(rows).items()):
-        first = case_rows[0]
+        top = max(case_rows, key=lambda r: (r.confidence, -r.rank))
         out.append(
             CaseScore(
-                first.tenant_id,
+                top.tenant_id,
                 case_id,
-                max(r.confidence for r in case_rows),
+                top.confidence,
                 (probabilities or {}).get(case_id, 0.0),
-                first.case_answerable,
+                top.case_answerable,
+                top.label,
             )
         )
     return out
@@ -108,6 +110,12 @@ def fit_platt(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
     return (lambda c, q: sigmoid(a + b * logit(c))), {"a": float(a), "b": b}
 
 
+def fit_platt_quote(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+    """Platt scaling on "the most confident candidate contains a relevant quote" (the label of
+    the release gate's top-chunk ECE) instead of "the case has relevant items"."""
+    return fit_platt([replace(c, answerable=c.quote) for c in cases])
+
+
 def fit_isotonic(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
     """The increasing step function of least squares (pool adjacent violators)."""
     iso = IsotonicRegression(increasing=True, out_of_bounds="clip", y_min=0.0, y_max=1.0)
@@ -147,6 +155,7 @@ def fit_min_raw(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
 VARIANTS: dict[str, Fit] = {
     "identity": fit_identity,
     "platt": fit_platt,
+    "platt_quote": fit_platt_quote,
     "isotonic": fit_isotonic,
     "two_input": fit_two_input,
     "platt_min": fit_platt_min,
