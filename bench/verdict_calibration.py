@@ -8,6 +8,10 @@ retrieval's last step (`Retriever._finish`: pack selection, verdict, pack) is re
 the candidates' verdict confidence changed by each variant of `kb_eval/fit_verdict_confidence.py`.
 Each variant is fitted on the five training operators' cases only (their case probability from a
 case model that has not seen them either), so the held-out operator never fits anything.
+Besides `VARIANTS`: Platt, isotonic and two-input applied to the most confident candidate only
+(`*_top_only`; the others keep their confidence for the evidence rules), Platt and two-input on
+the label "the case expects OK_TO_DRAFT" (`*_label_draft`), and, with `--shifted NAME --shift X`,
+NAME's map moved by X log-odds (a diagnostic of the trade-off, no longer calibrated).
 Reports as JSON, per variant: pooled and per-operator outcome accuracy, unsafe passes (listed
 with their reasons), answerable e-mails ending UNKNOWN / NEEDS_REVIEW, and the expected
 calibration error of the top confidence per held-out operator, against "the case has relevant
@@ -29,8 +33,8 @@ from kb_eval.cross_validation import load_case_sets, parse_golden_spec
 from kb_eval.fit_verdict_confidence import (
     VARIANTS,
     CaseScore,
+    ConfidenceMap,
     Fit,
-    Mapping,
     case_scores,
     logit,
     nested_case_scores,
@@ -159,7 +163,7 @@ def shifted(fit: Fit, shift: float) -> Fit:
     """A diagnostic: `fit`'s map moved by `shift` on the log-odds scale (no longer calibrated;
     equivalent to moving the 0.65 / 0.72 lines), to trace the trade-off a score allows."""
 
-    def fit_shifted(training: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+    def fit_shifted(training: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
         mapping, fitted = fit(training)
         return (lambda c, q: sigmoid(logit(mapping(c, q)) + shift)), {**fitted, "shift": shift}
 
@@ -169,7 +173,7 @@ def shifted(fit: Fit, shift: float) -> Fit:
 def relabelled(fit: Fit, drafted: dict[str, bool]) -> Fit:
     """`fit` on the label "the golden case expects OK_TO_DRAFT" instead of "has relevant items"."""
 
-    def fit_relabelled(training: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+    def fit_relabelled(training: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
         return fit([replace(c, answerable=drafted[c.case_id]) for c in training])
 
     return fit_relabelled

@@ -21,8 +21,8 @@ from sklearn.isotonic import IsotonicRegression
 from kb_eval.answerability_fit import Row, fit_case_model, fit_logistic, out_of_fold_scorers
 
 EPS = 1e-6
-Mapping = Callable[[float, float], float]
-Fit = Callable[[Sequence["CaseScore"]], tuple[Mapping, dict[str, Any]]]
+ConfidenceMap = Callable[[float, float], float]
+Fit = Callable[[Sequence["CaseScore"]], tuple[ConfidenceMap, dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -98,25 +98,25 @@ def _logistic(columns: Sequence[Sequence[float]], y: np.ndarray) -> np.ndarray:
     return fit_logistic(x, y, l2=1e-3)
 
 
-def fit_identity(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+def fit_identity(cases: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
     """The session-3 confidence as it is (the baseline)."""
     return (lambda c, q: c), {}
 
 
-def fit_platt(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+def fit_platt(cases: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
     """sigmoid(a + b * logit(confidence)), b > 0."""
     a, b = _logistic([[logit(c.top) for c in cases]], _labels(cases))
     b = max(float(b), 1e-3)
     return (lambda c, q: sigmoid(a + b * logit(c))), {"a": float(a), "b": b}
 
 
-def fit_platt_quote(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+def fit_platt_quote(cases: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
     """Platt scaling on "the most confident candidate contains a relevant quote" (the label of
     the release gate's top-chunk ECE) instead of "the case has relevant items"."""
     return fit_platt([replace(c, answerable=c.quote) for c in cases])
 
 
-def fit_isotonic(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+def fit_isotonic(cases: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
     """The increasing step function of least squares (pool adjacent violators)."""
     iso = IsotonicRegression(increasing=True, out_of_bounds="clip", y_min=0.0, y_max=1.0)
     iso.fit([c.top for c in cases], _labels(cases))
@@ -124,7 +124,7 @@ def fit_isotonic(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
     return (lambda c, q: float(np.interp(c, xs, ys))), {"x": xs, "y": ys}
 
 
-def fit_two_input(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+def fit_two_input(cases: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
     """sigmoid(a + b * logit(confidence) + d * logit(case probability)), b > 0."""
     y = _labels(cases)
     a, b, d = _logistic([[logit(c.top) for c in cases], [logit(c.probability) for c in cases]], y)
@@ -132,14 +132,14 @@ def fit_two_input(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
     return (lambda c, q: sigmoid(a + b * logit(c) + d * logit(q))), {"a": a, "b": b, "d": d}
 
 
-def fit_platt_min(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+def fit_platt_min(cases: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
     """Platt scaling of min(confidence, case probability)."""
     a, b = _logistic([[logit(min(c.top, c.probability)) for c in cases]], _labels(cases))
     b = max(float(b), 1e-3)
     return (lambda c, q: sigmoid(a + b * logit(min(c, q)))), {"a": float(a), "b": b}
 
 
-def fit_platt_mean(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+def fit_platt_mean(cases: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
     """Platt scaling of the mean of the two logits."""
     mean = [(logit(c.top) + logit(c.probability)) / 2 for c in cases]
     a, b = _logistic([mean], _labels(cases))
@@ -147,7 +147,7 @@ def fit_platt_mean(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]
     return (lambda c, q: sigmoid(a + b * (logit(c) + logit(q)) / 2)), {"a": float(a), "b": b}
 
 
-def fit_min_raw(cases: Sequence[CaseScore]) -> tuple[Mapping, dict[str, Any]]:
+def fit_min_raw(cases: Sequence[CaseScore]) -> tuple[ConfidenceMap, dict[str, Any]]:
     """min(confidence, case probability), not refitted (session 10's suggestion)."""
     return (lambda c, q: min(c, q)), {}
 
