@@ -52,6 +52,7 @@ class Row:
     label: bool
     answering_version: bool = False
     case_answerable: bool = False
+    confidence: float = 0.0  # the verdict's confidence of this candidate (scoring.answerability)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ def collect_rows(retriever: Retriever, cases: Iterable[tuple[GoldenCase, date]])
                     label,
                     version,
                     bool(case.relevant),
+                    cand.confidence,
                 )
             )
     return rows

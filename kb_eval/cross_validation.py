@@ -26,7 +26,7 @@ from kb_eval.calibration import (
 from kb_eval.golden import GoldenCase, load_golden
 from kb_eval.golden_eval import evaluate_cases
 from kb_eval.metrics import aggregate
-from kb_eval.separation import case_probability_pairs, separation
+from kb_eval.separation import case_probability_pairs, separation, top_confidence_pairs
 from kb_retrieval.db.connection import Database
 from kb_retrieval.retrieval.retriever import Retriever
 
@@ -119,6 +119,7 @@ def _figures(cases: Sequence[GoldenCase], run_details: list[dict[str, Any]], res
     metrics["ece_case_probability"] = expected_calibration_error(
         case_probability_pairs(run_details)
     )
+    metrics["ece_top_answerable"] = expected_calibration_error(top_confidence_pairs(run_details))
     metrics.update(separation(run_details))
     return metrics
 

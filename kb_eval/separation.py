@@ -49,3 +49,10 @@ def case_probability_pairs(details: Sequence[dict[str, Any]]) -> list[tuple[floa
         for d in details
         if d.get("case_probability") is not None
     ]
+
+
+def top_confidence_pairs(details: Sequence[dict[str, Any]]) -> list[tuple[float, bool]]:
+    """(the pack's top confidence, the case has relevant items) for every case (no evidence
+    counts 0): how well the verdict's confidence is calibrated for "the knowledge base answers",
+    the quantity the recalibrations of `kb_eval/fit_verdict_confidence.py` are fitted for."""
+    return [(float(d.get("confidence_top") or 0.0), d["n_relevant"] > 0) for d in details]

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from kb_eval.cross_validation import format_cv_table
-from kb_eval.separation import answerable_auc, case_probability_pairs, separation
+from kb_eval.separation import (
+    answerable_auc,
+    case_probability_pairs,
+    separation,
+    top_confidence_pairs,
+)
 
 
 def _detail(expected: str, top: float | None, case: float | None, relevant: int = 1) -> dict:
@@ -73,3 +78,11 @@ def test_the_table_prints_n_a_for_an_operator_without_unanswerable_cases():
     row["auc_confidence_top"] = None
     table = format_cv_table({"per_operator": {"op-a": row}, "pooled": row})
     assert "| op-a |" in table and "n/a" in table and "0.500" in table
+
+
+def test_top_confidence_pairs_count_a_case_without_evidence_as_zero():
+    details = [
+        _detail("OK_TO_DRAFT", 0.7, 0.9, relevant=1),
+        _detail("UNKNOWN", None, 0.2, relevant=0),
+    ]
+    assert top_confidence_pairs(details) == [(0.7, True), (0.0, False)]
