@@ -11,6 +11,7 @@ from kb_retrieval.query.email_thread import extract_guest_text
 from kb_retrieval.query.vocabulary import (
     ADVERTISED_EXPANSION,
     ADVERTISED_PATTERNS,
+    DEPOSIT_RETURN_PATTERN,
     DESCRIPTOR_IGNORE,
     DOMAIN_PHRASES,
     EXCEPTION_EXPANSION,
@@ -118,6 +119,7 @@ _SENSITIVITY_RES = {name: re.compile(pattern) for name, pattern in SENSITIVITY_P
 _EXCEPTION_RE = _compile(EXCEPTION_PATTERNS)
 _WEAK_EXCEPTION_RE = _compile(WEAK_EXCEPTION_PATTERNS)
 _ADVERTISED_RE = _compile(ADVERTISED_PATTERNS)
+_DEPOSIT_RETURN_RE = re.compile(DEPOSIT_RETURN_PATTERN)
 _DOMAIN_PHRASE_RE = _compile(rf"\b{re.escape(phrase)}\b" for phrase in DOMAIN_PHRASES)
 
 
@@ -345,10 +347,15 @@ def detect_exception_request(prepared: str, intents: Iterable[str]) -> bool:
 
 
 def derive_sensitivity(prepared: str, intents: Iterable[str], exception: bool) -> tuple[str, ...]:
-    """Sensitivity flags from intents and keywords (used when the caller passes none)."""
+    """Sensitivity flags from intents and keywords (used when the caller passes none).
+
+    A deposit counts as a refund matter only when its return or loss is spoken of: the amount
+    or due date of a deposit is a payment question (still policy-like), not a refund."""
     found = set(intents)
     flags: set[str] = set()
-    if found & {"refund", "cancel", "cancellation", "deposit"}:
+    if found & {"refund", "cancel", "cancellation"} or (
+        "deposit" in found and _DEPOSIT_RETURN_RE.search(prepared)
+    ):
         flags.add("refund")
     if "medical" in found:
         flags.add("medical")

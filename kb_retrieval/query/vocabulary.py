@@ -150,6 +150,13 @@ SENSITIVITY_PATTERNS: dict[str, str] = {
     r"|\bfirst aid\b|\b(?:severe|extreme|dangerous) weather\b|\bstorms?\b|\blightning\b"
     r"|\bfloods?\b|\bflooding\b|\bhurricanes?\b",
 }
+# A deposit is a refund matter (sensitivity "refund") when the e-mail speaks of getting it back
+# or losing it; "how much is the deposit" and "we've paid the deposit" are payment matters.
+DEPOSIT_RETURN_PATTERN = (
+    r"\bdeposits?\b[^.?!\n]{0,100}\b(?:back|lose|lost|losing|forfeit\w*|keep|kept|retain\w*"
+    r"|return(?:ed|able)?|non-?returnable)\b|\b(?:back|lose|lost|losing|forfeit\w*|keep|kept"
+    r"|retain\w*|return)\b[^.?!\n]{0,40}\bdeposits?\b"
+)
 EXCEPTION_PATTERNS: tuple[str, ...] = (
     r"\bmake (?:an? |one )?(?:one[- ]time |small |special )?exceptions?\b",
     r"\ban? (?:one[- ]time |small |special )?exception\b",
