@@ -9,6 +9,9 @@ Rules, chosen to miss a weak conflict rather than invent one:
   topic only if their versions' sets share no value ("7 days", "one week" and "168 hours" are
   the same value): a terms document that states the policy's 25% deposit in one section does
   not contradict it through a table row in another that reads as "deposit ... 50%".
+* Amounts on a topic are not compared between two versions that state a shared percentage on
+  it: with "a deposit of 30%" in both, USD 900 for one trip and USD 2,628 in a worked example
+  are one rate applied to different prices (session 11).
 * Two chunks that each quote a different line of a schedule stated by a third chunk at least
   as authoritative as either of them do not conflict.
 * Chunks of one document version never conflict with each other.
@@ -269,6 +272,16 @@ class _PairChecks:
             self._disjoint_values[pair] = found
         return found
 
+    def rates_agree(self, key: _Key, i: int, j: int) -> bool:
+        """For amounts (`key` of kind currency): the versions of chunks i and j state a shared
+        percentage on the same topic, so their amounts are that rate applied to different
+        prices (one trip's minimum, a worked example), not two rules."""
+        if key[0] != "currency":
+            return False
+        rate = ("percent", "", key[2])
+        left, right = self.version_values(rate, i), self.version_values(rate, j)
+        return bool(left) and bool(right) and not _disjoint(left, right)
+
     def _agrees(self, key: _Key, k: int, i: int) -> bool:
         """Chunks k and i (both stating `key`) share a value on it."""
         pair = (self.text_ids[k], self.text_ids[i], key)
@@ -311,6 +324,7 @@ def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
                 if (
                     kind is not None
                     and checks.versions_disjoint(key, i, j)
+                    and not checks.rates_agree(key, i, j)
                     and not checks.reconciled(key, (i, j))
                 ):
                     groups.setdefault((kind, key), set()).update((i, j))
