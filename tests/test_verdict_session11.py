@@ -6,6 +6,7 @@ from __future__ import annotations
 from kb_retrieval.models import Category, ReasonCode
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.conflicts import ConflictInput, detect_conflicts
 from kb_retrieval.retrieval.verdict import decide
 from tests.test_ranking_rules import cand
 
@@ -71,3 +72,55 @@ def test_a_refund_question_on_the_same_evidence_still_needs_the_policy_to_be_con
     assert "refund" in plan.sensitivity
     assert ReasonCode.MISSING_REQUIRED_PRECEDENCE in verdict.reason_codes
     assert verdict.outcome.value == "NEEDS_REVIEW"
+
+
+def _input(chunk: str, category: Category, text: str, rank: int) -> ConflictInput:
+    return ConflictInput(chunk, chunk.rsplit("_", 1)[0], f"{chunk}_v", category, text, None, rank)
+
+
+def _deposit_conflicts(policy: str, terms: str) -> list[str]:
+    chunks = [
+        _input("policy_0", Category.STRUCTURED_POLICY, policy, 0),
+        _input("terms_0", Category.TERMS_POLICY, terms, 1),
+    ]
+    return [c.detail for c in detect_conflicts(chunks, exception_request=False)]
+
+
+def test_amounts_of_one_agreed_deposit_rate_applied_to_different_prices_do_not_conflict():
+    policy = (
+        "A deposit of 25% of the tour price confirms a place; for the Glacier Traverse the "
+        "minimum deposit is EUR 700 per person."
+    )
+    terms = (
+        "A deposit of 25% of the tour price is payable on booking. Worked example: two walkers "
+        "on a tour costing EUR 3,000 each paid a deposit of EUR 1,500 between them."
+    )
+    assert _deposit_conflicts(policy, terms) == []
+
+
+def test_amounts_still_conflict_when_the_rates_differ_or_no_rate_is_stated():
+    policy = "A deposit of 25% of the tour price confirms a place; the minimum deposit is EUR 700."
+    other_rate = "A deposit of 40% of the tour price is payable; the minimum deposit is EUR 900."
+    assert any("currency" in d for d in _deposit_conflicts(policy, other_rate))
+    flat = "Each guest pays a flat deposit of EUR 300 when booking a kayak day."
+    other_flat = "Each guest pays a flat deposit of EUR 450 when booking a kayak day."
+    assert any("currency" in d for d in _deposit_conflicts(flat, other_flat))
+
+
+def test_a_risk_named_as_what_insurance_covers_is_not_a_safety_matter():
+    for email in (
+        "Must we hold travel insurance for the desert week? Mine might not include evacuation.",
+        "How much emergency evacuation cover should our insurance policy carry for the canoe trip?",
+    ):
+        plan = build_query_plan(email)
+        assert "insurance" in plan.intents and plan.policy_like
+        assert "safety" not in plan.sensitivity, email
+
+
+def test_a_safety_question_beside_an_insurance_question_stays_sensitive():
+    for email in (
+        "Is the glacier crossing dangerous, and is travel insurance required?",
+        "Do we need insurance? My son injured his wrist climbing last month.",
+        "Who organises a helicopter rescue if someone falls on the ridge?",
+    ):
+        assert "safety" in build_query_plan(email).sensitivity, email

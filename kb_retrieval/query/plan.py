@@ -18,6 +18,7 @@ from kb_retrieval.query.vocabulary import (
     EXCEPTION_PATTERNS,
     GATE_IGNORE,
     GENERIC_TRIP_NOUNS,
+    INSURED_RISK_PATTERN,
     INTENT_PATTERNS,
     INTENTS,
     MAX_DIRECT_TERMS,
@@ -120,6 +121,7 @@ _EXCEPTION_RE = _compile(EXCEPTION_PATTERNS)
 _WEAK_EXCEPTION_RE = _compile(WEAK_EXCEPTION_PATTERNS)
 _ADVERTISED_RE = _compile(ADVERTISED_PATTERNS)
 _DEPOSIT_RETURN_RE = re.compile(DEPOSIT_RETURN_PATTERN)
+_INSURED_RISK_RE = re.compile(INSURED_RISK_PATTERN)
 _DOMAIN_PHRASE_RE = _compile(rf"\b{re.escape(phrase)}\b" for phrase in DOMAIN_PHRASES)
 
 
@@ -359,13 +361,25 @@ def derive_sensitivity(prepared: str, intents: Iterable[str], exception: bool) -
         flags.add("refund")
     if "medical" in found:
         flags.add("medical")
-    if "safety" in found or _SENSITIVITY_RES["safety"].search(prepared):
+    if _safety_matter(prepared, found):
         flags.add("safety")
     if "liability" in found or "waiver" in found or _SENSITIVITY_RES["legal"].search(prepared):
         flags.add("legal")
     if exception:
         flags.add("exceptions")
     return tuple(sorted(flags))
+
+
+def _safety_matter(prepared: str, intents: set[str]) -> bool:
+    """Safety words, besides those naming what travel insurance covers (an insurance e-mail's
+    "does it include rescue" asks about the policy's cover)."""
+    if "insurance" in intents:
+        prepared = _INSURED_RISK_RE.sub(" ", prepared)
+    elif "safety" in intents:
+        return True
+    return bool(
+        _INTENT_RES["safety"].search(prepared) or _SENSITIVITY_RES["safety"].search(prepared)
+    )
 
 
 def validate_sensitivity(sensitivity: Sequence[str]) -> tuple[str, ...]:
