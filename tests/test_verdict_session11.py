@@ -7,6 +7,7 @@ from kb_retrieval.models import Category, ReasonCode
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflicts import ConflictInput, detect_conflicts
+from kb_retrieval.retrieval.denial_conflicts import denial_conflicts
 from kb_retrieval.retrieval.verdict import decide
 from tests.test_ranking_rules import cand
 
@@ -124,3 +125,40 @@ def test_a_safety_question_beside_an_insurance_question_stays_sensitive():
         "Who organises a helicopter rescue if someone falls on the ridge?",
     ):
         assert "safety" in build_query_plan(email).sensitivity, email
+
+
+def test_a_reminder_before_the_balance_falls_due_is_not_the_balance_window():
+    policy = "Balance. What remains is payable 75 days ahead of the first tour day."
+    terms = (
+        "Paying the balance. The balance is payable 75 days ahead of the tour. A reminder goes "
+        "out about ten days before the balance falls due."
+    )
+    assert _deposit_conflicts(policy, terms) == []
+
+
+def test_a_sentence_opening_on_it_takes_the_topic_the_sentence_before_names():
+    """The policy's 5 days are the damage deposit's, so they contradict the terms' 21 days."""
+    policy = (
+        "Damage deposit. Every canoe carries a EUR 200 damage deposit, taken at the put-in. "
+        "It is paid back within 5 days of the take-out."
+    )
+    terms = "The damage deposit is paid back within 21 days of the take-out, less any repairs."
+    found = _deposit_conflicts(policy, terms)
+    assert any("deposit duration" in d for d in found), found
+
+
+def test_a_schedule_line_granting_money_back_meets_a_flat_refusal_of_the_same_extra():
+    policy = (
+        "Sea-cave tour add-on. Cave tours booked as an extra may be cancelled up to 10 days "
+        "before the tour date with a refund less a EUR 20 fee; later they are non-refundable."
+    )
+    terms = (
+        "Sea-cave tours booked through us are non-refundable once the boatman confirms them, "
+        "which happens within two days of your request."
+    )
+    chunks = [
+        _input("policy_0", Category.STRUCTURED_POLICY, policy, 0),
+        _input("terms_0", Category.TERMS_POLICY, terms, 1),
+    ]
+    found = denial_conflicts(chunks)
+    assert [c.chunk_ids for c in found] == [("terms_0", "policy_0")]
