@@ -11,12 +11,14 @@ from kb_retrieval.query.email_thread import extract_guest_text
 from kb_retrieval.query.vocabulary import (
     ADVERTISED_EXPANSION,
     ADVERTISED_PATTERNS,
+    DEPOSIT_RETURN_PATTERN,
     DESCRIPTOR_IGNORE,
     DOMAIN_PHRASES,
     EXCEPTION_EXPANSION,
     EXCEPTION_PATTERNS,
     GATE_IGNORE,
     GENERIC_TRIP_NOUNS,
+    INSURED_RISK_PATTERN,
     INTENT_PATTERNS,
     INTENTS,
     MAX_DIRECT_TERMS,
@@ -118,6 +120,8 @@ _SENSITIVITY_RES = {name: re.compile(pattern) for name, pattern in SENSITIVITY_P
 _EXCEPTION_RE = _compile(EXCEPTION_PATTERNS)
 _WEAK_EXCEPTION_RE = _compile(WEAK_EXCEPTION_PATTERNS)
 _ADVERTISED_RE = _compile(ADVERTISED_PATTERNS)
+_DEPOSIT_RETURN_RE = re.compile(DEPOSIT_RETURN_PATTERN)
+_INSURED_RISK_RE = re.compile(INSURED_RISK_PATTERN)
 _DOMAIN_PHRASE_RE = _compile(rf"\b{re.escape(phrase)}\b" for phrase in DOMAIN_PHRASES)
 
 
@@ -345,20 +349,37 @@ def detect_exception_request(prepared: str, intents: Iterable[str]) -> bool:
 
 
 def derive_sensitivity(prepared: str, intents: Iterable[str], exception: bool) -> tuple[str, ...]:
-    """Sensitivity flags from intents and keywords (used when the caller passes none)."""
+    """Sensitivity flags from intents and keywords (used when the caller passes none).
+
+    A deposit counts as a refund matter only when its return or loss is spoken of: the amount
+    or due date of a deposit is a payment question (still policy-like), not a refund."""
     found = set(intents)
     flags: set[str] = set()
-    if found & {"refund", "cancel", "cancellation", "deposit"}:
+    if found & {"refund", "cancel", "cancellation"} or (
+        "deposit" in found and _DEPOSIT_RETURN_RE.search(prepared)
+    ):
         flags.add("refund")
     if "medical" in found:
         flags.add("medical")
-    if "safety" in found or _SENSITIVITY_RES["safety"].search(prepared):
+    if _safety_matter(prepared, found):
         flags.add("safety")
     if "liability" in found or "waiver" in found or _SENSITIVITY_RES["legal"].search(prepared):
         flags.add("legal")
     if exception:
         flags.add("exceptions")
     return tuple(sorted(flags))
+
+
+def _safety_matter(prepared: str, intents: set[str]) -> bool:
+    """Safety words, besides those naming what travel insurance covers (an insurance e-mail's
+    "does it include rescue" asks about the policy's cover)."""
+    if "insurance" in intents:
+        prepared = _INSURED_RISK_RE.sub(" ", prepared)
+    elif "safety" in intents:
+        return True
+    return bool(
+        _INTENT_RES["safety"].search(prepared) or _SENSITIVITY_RES["safety"].search(prepared)
+    )
 
 
 def validate_sensitivity(sensitivity: Sequence[str]) -> tuple[str, ...]:

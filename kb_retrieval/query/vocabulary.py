@@ -150,6 +150,20 @@ SENSITIVITY_PATTERNS: dict[str, str] = {
     r"|\bfirst aid\b|\b(?:severe|extreme|dangerous) weather\b|\bstorms?\b|\blightning\b"
     r"|\bfloods?\b|\bflooding\b|\bhurricanes?\b",
 }
+# A deposit is a refund matter (sensitivity "refund") when the e-mail speaks of getting it back
+# or losing it; "how much is the deposit" and "we've paid the deposit" are payment matters.
+DEPOSIT_RETURN_PATTERN = (
+    r"\bdeposits?\b[^.?!\n]{0,100}\b(?:back|lose|lost|losing|forfeit\w*|keep|kept|retain\w*"
+    r"|return(?:ed|able)?|non-?returnable)\b|\b(?:back|lose|lost|losing|forfeit\w*|keep|kept"
+    r"|retain\w*|return)\b[^.?!\n]{0,40}\bdeposits?\b"
+)
+# A risk named as what travel insurance covers ("does it include rescue", "evacuation cover") is
+# a question about the policy's cover, not a safety matter of the trip.
+INSURED_RISK_PATTERN = (
+    r"\b(?:cover(?:s|ed|ing|age)?|includ(?:e|es|ed|ing)|insur\w*|policy)\b[^.?!\n]{0,40}"
+    r"\b(?:rescue|evacuation|emergenc(?:y|ies)|accidents?|injur(?:y|ies))\b"
+    r"|\b(?:rescue|evacuation|emergency|accident|injury)(?: \w+)? (?:cover|coverage|insurance)\b"
+)
 EXCEPTION_PATTERNS: tuple[str, ...] = (
     r"\bmake (?:an? |one )?(?:one[- ]time |small |special )?exceptions?\b",
     r"\ban? (?:one[- ]time |small |special )?exception\b",

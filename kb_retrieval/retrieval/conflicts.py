@@ -4,16 +4,22 @@ Rules, chosen to miss a weak conflict rather than invent one:
 
 * Quantities are compared only when they have the same kind, the same comparison unit
   (calendar vs business days, currency code, age bound) and the same topic (`quantity_topic`).
+* A quantity in a sentence opening on "it", "this", "they" or "these" takes the topic the
+  sentence before names, when it names exactly one ("a EUR 300 security deposit ... It is
+  returned within 7 days").
 * Per document version and topic the stated values form a set (over its chunks in the window);
   a schedule ("60 days: full refund; 30-59 days: 50%") is one policy. Two chunks conflict on a
   topic only if their versions' sets share no value ("7 days", "one week" and "168 hours" are
   the same value): a terms document that states the policy's 25% deposit in one section does
   not contradict it through a table row in another that reads as "deposit ... 50%".
+* Amounts on a topic are not compared between two versions that state a shared percentage on
+  it: with "a deposit of 30%" in both, USD 900 for one trip and USD 2,628 in a worked example
+  are one rate applied to different prices (session 11).
 * Two chunks that each quote a different line of a schedule stated by a third chunk at least
   as authoritative as either of them do not conflict.
 * Chunks of one document version never conflict with each other.
 * A duration counted from another deadline ("a reminder about 10 days before the balance due
-  date") is an offset, not the policy's window; a duration naming a service's hours ("the
+  date", "... before the balance falls due") is an offset, not the policy's window; a duration naming a service's hours ("the
   insurer's 24 hours emergency number") is an availability. Neither is compared.
 * Pairs compared: structured_policy vs terms_policy (kind policy_terms_disagreement); two
   chunks of the same category (numeric_window), except trip itineraries of different documents
@@ -42,11 +48,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import product
+from itertools import pairwise, product
 
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
 from kb_retrieval.text.analyzer import analyze, prepare
 from kb_retrieval.text.quantities import (
+    TOPICS,
     TRIP_SPECIFIC_TOPICS,
     Quantity,
     extract_quantities,
@@ -133,12 +140,53 @@ def _facts(text: str) -> dict[_Key, tuple[Quantity, ...]]:
         key = fact_key(quantity)
         if key is not None:
             grouped.setdefault(key, []).append(quantity)
+    for key, quantity in _anaphoric_facts(text):
+        grouped.setdefault(key, []).append(quantity)
     return {key: tuple(values) for key, values in grouped.items()}
+
+
+_ANAPHOR_RE = re.compile(r"^(?:it|this|they|these)\b", re.IGNORECASE)
+_SENTENCES_RE = re.compile(r"[^.!?\n]+")
+
+
+def _anaphoric_facts(text: str) -> list[tuple[_Key, Quantity]]:
+    """Quantities without a topic in a sentence that opens on "it", "this", "they" or "these",
+    given the one topic the sentence before names ("Each cabin pays a EUR 300 security deposit.
+    It is returned within 7 days": the 7 days are the deposit's)."""
+    sentences = [m.group(0).strip() for m in _SENTENCES_RE.finditer(text)]
+    found: list[tuple[_Key, Quantity]] = []
+    for before, sentence in pairwise(sentences):
+        if not _ANAPHOR_RE.match(sentence):
+            continue
+        for quantity in extract_quantities(sentence):
+            if fact_key(quantity) is not None or not states_window(quantity):
+                continue
+            named = _topics_named(re.findall(r"[a-z]+", before.casefold()), quantity.kind)
+            if len(named) == 1:
+                found.append(((quantity.kind, _family(quantity), named[0]), quantity))
+    return found
+
+
+def _topics_named(tokens: Sequence[str], kind: str) -> list[str]:
+    """The quantity topics of `kind` one of whose keywords occurs in `tokens`."""
+
+    def hit(keyword: tuple[str, ...]) -> bool:
+        size = len(keyword)
+        return any(
+            all(
+                t.startswith(p[:-1]) if p.endswith("*") else t == p
+                for p, t in zip(keyword, tokens[i : i + size], strict=True)
+            )
+            for i in range(len(tokens) - size + 1)
+        )
+
+    return [t.name for t in TOPICS if kind in t.kinds and any(map(hit, t.keywords))]
 
 
 # "#" is the value in a quantity's context.
 _FROM_DEADLINE_RE = re.compile(
-    r"# (?:before|after|prior to|ahead of|past|from)(?: [^\s#]+){0,4}? (?:due dates?|deadlines?)\b"
+    r"# (?:before|after|prior to|ahead of|past|from)(?: [^\s#]+){0,4}?"
+    r" (?:due dates?|deadlines?|(?:falls?|is|are|becomes?) due)\b"
 )
 _SERVICE_HOURS_RE = re.compile(
     r"# (?:a day |per day )?(?:emergency|telephone|phone|line|lines|hotline|helpline|service"
@@ -269,6 +317,16 @@ class _PairChecks:
             self._disjoint_values[pair] = found
         return found
 
+    def rates_agree(self, key: _Key, i: int, j: int) -> bool:
+        """For amounts (`key` of kind currency): the versions of chunks i and j state a shared
+        percentage on the same topic, so their amounts are that rate applied to different
+        prices (one trip's minimum, a worked example), not two rules."""
+        if key[0] != "currency":
+            return False
+        rate = ("percent", "", key[2])
+        left, right = self.version_values(rate, i), self.version_values(rate, j)
+        return bool(left) and bool(right) and not _disjoint(left, right)
+
     def _agrees(self, key: _Key, k: int, i: int) -> bool:
         """Chunks k and i (both stating `key`) share a value on it."""
         pair = (self.text_ids[k], self.text_ids[i], key)
@@ -311,6 +369,7 @@ def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
                 if (
                     kind is not None
                     and checks.versions_disjoint(key, i, j)
+                    and not checks.rates_agree(key, i, j)
                     and not checks.reconciled(key, (i, j))
                 ):
                     groups.setdefault((kind, key), set()).update((i, j))

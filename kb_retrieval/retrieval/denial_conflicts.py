@@ -50,9 +50,13 @@ _REFUSED_ITEM_RE = re.compile(
 )
 _GRANT_RE = re.compile(
     r"\b(?:(?:is|are|be) refunded|refunded in full|full refund|refund (?:you )?in full"
+    r"|with an? (?:full |partial )?refund"
     r"|receives? an? (?:full )?(?:refund|credit)|credit of|money back)\b"
 )
 _NEGATED_RE = re.compile(r"\b(?:no|not|never|without)\b[^.;]{0,24}$")
+# A trailing ", which ..." clause says more about the refused item; its numbers ("which we do
+# within three days") are not a line of a schedule.
+_RELATIVE_RE = re.compile(r",\s*which\b.*$")
 _EXCEPTION_RE = re.compile(r"\b(?:except|unless|other than|apart from|save where)\b.*$")
 _ANAPHOR_RE = re.compile(r"^(?:such|this|these|those|that|it|they)\b")
 _OPERATOR_CANCELS_RE = re.compile(
@@ -101,15 +105,14 @@ def _statements(text: str) -> tuple[tuple[_Refusal, ...], tuple[tuple[str, str],
     for i, sentence in enumerate(sentences):
         refused = _EXCEPTION_RE.sub("", _CLAUSE_NUMBER_RE.sub("", sentence))
         refusal = _REFUSAL_RE.search(refused)
-        if refusal is not None:
-            if not re.search(r"\d", refused):
-                context = (
-                    f"{sentences[i - 1]} {refused}" if _ANAPHOR_RE.match(refused) and i else refused
-                )
-                item = _REFUSED_ITEM_RE.search(refused)
-                refusals.append(
-                    _Refusal(refusal.group(0), _terms(context), item.group("item") if item else "")
-                )
+        if refusal is not None and not re.search(r"\d", _RELATIVE_RE.sub("", refused)):
+            context = (
+                f"{sentences[i - 1]} {refused}" if _ANAPHOR_RE.match(refused) and i else refused
+            )
+            item = _REFUSED_ITEM_RE.search(refused)
+            refusals.append(
+                _Refusal(refusal.group(0), _terms(context), item.group("item") if item else "")
+            )
             continue
         grant = _GRANT_RE.search(sentence)
         if (
