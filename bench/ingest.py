@@ -151,7 +151,7 @@ def replay_embedding(
 ) -> dict[str, Any]:
     """Embed exactly the windows the pipeline embedded for these versions, same order and batches
     (`sentences`: the chunks' sentence units too, as the pipeline embeds them)."""
-    from kb_retrieval.ingestion.pipeline import EMBED_BATCH
+    from kb_retrieval.ingestion.embed_step import EMBED_BATCH
     from kb_retrieval.text.sentence_units import sentence_units
 
     seconds, cpu, embedded = 0.0, 0.0, 0

@@ -32,7 +32,7 @@ from bench.ingest import StepClock, TimedEmbedder, cpu_s, ingest_replica, replic
 # the profiled phase. Stages may nest (the database's share of a step is also in the step).
 STAGES: dict[str, tuple[str, str]] = {
     "register (manifest, version rows)": ("ingestion/pipeline.py", "register"),
-    "settled (one query per tenant)": ("ingestion/pipeline.py", "settled"),
+    "settled (one query per tenant)": ("ingestion/build_steps.py", "settled"),
     "parse (worker round trip, temp copy)": ("ingestion/source_copy.py", "parse_private_copy"),
     "chunk_document (tokenizer, sections)": ("ingestion/chunking.py", "chunk_document"),
     "term_frequencies (analyzer)": ("text/analyzer.py", "term_frequencies"),

@@ -11,7 +11,7 @@ from dagster import MetadataValue
 
 from kb_pipeline.ingest.partitions import split_partition_key
 from kb_pipeline.table_metadata import table
-from kb_retrieval.ingestion.pipeline import StepReport
+from kb_retrieval.ingestion.build_steps import StepReport
 
 SUMMED = (
     "spans",

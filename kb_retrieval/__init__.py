@@ -4,7 +4,10 @@ Ingest (a tenant folder becomes a searchable, versioned index):
     ingestion/manifest.py   read and validate `kb.yaml`, register versions by content hash
     parsing/                 PDF, DOCX, HTML, text and structured entries in a guarded worker
     ingestion/chunking.py    token-bounded chunks with stable ids and source locators
+    ingestion/chunk_plan.py  the chunker's plan: sections, units, packing with overlap
     ingestion/pipeline.py    register -> parse -> chunk -> embed -> publish, idempotent per build
+    ingestion/embed_step.py  the embed step: window and sentence vectors, batched across versions
+    ingestion/build_steps.py what the steps share: build reads/writes, reports, lock, `settled`
     embedding.py             MiniLM (and the fake-hash test double), windowed chunk embeddings
     embedding_onnx.py        optional ONNX Runtime query encoder (same weights, exported offline)
 

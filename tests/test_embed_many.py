@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from kb_retrieval.embedding import FakeHashEmbedder
-from kb_retrieval.ingestion.pipeline import EMBED_BATCH, IngestionPipeline
+from kb_retrieval.ingestion.embed_step import EMBED_BATCH
+from kb_retrieval.ingestion.pipeline import IngestionPipeline
 from tests.conftest import copy_tenant
 
 METRICS = ("embedded_chunks", "embedded_windows", "windows", "cached_windows")

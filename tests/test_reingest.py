@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kb_retrieval.embedding import FakeHashEmbedder
-from kb_retrieval.ingestion.pipeline import IngestionPipeline, skipped_reports
+from kb_retrieval.ingestion.build_steps import skipped_reports
+from kb_retrieval.ingestion.pipeline import IngestionPipeline
 from tests.conftest import copy_tenant
 from tests.test_ingest_commits import RecordingDatabase
 

@@ -26,7 +26,7 @@ from kb_pipeline.ingest.assets import document_chunks, parsed_documents
 from kb_pipeline.ingest.partitions import doc_version_partitions, split_partition_key
 from kb_pipeline.ingest.registration import register_folder
 from kb_pipeline.resources import KnowledgeBaseResource
-from kb_retrieval.ingestion.pipeline import BuildState
+from kb_retrieval.ingestion.build_steps import BuildState
 
 INGEST_ASSETS = [parsed_documents, document_chunks, chunk_embeddings, search_index]
 QUIET_RUN = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}

@@ -44,7 +44,7 @@ WHERE v.tenant_id = %(tenant_id)s
 """
 
 # Mirrors the steps' skip conditions: parse skips an indexed build and a failure memoised for the
-# same content hash (`pipeline.FAILED_PARSE_HASH`); chunk, embed and publish skip every state but
+# same content hash (`build_steps.FAILED_PARSE_HASH`); chunk, embed and publish skip every state but
 # their own inputs', except that embed backfills an indexed build's chunks that have no
 # sentence vectors (when the pipeline stores them). A chunk without sentence units counts as
 # unsettled here (embed would find nothing to do): the steps then run and skip, as before.
