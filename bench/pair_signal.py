@@ -1,6 +1,7 @@
 """Do features that read the question and the chunk together separate answerable e-mails?
 
-    KB_HOME=... python -m bench.pair_signal [GOLDEN@AS_OF ...] [--rows PATH] [--reuse]
+    KB_HOME=... KB_TORCH_THREADS=1 python -m bench.pair_signal [GOLDEN@AS_OF ...] [--rows PATH]
+        [--reuse] [--features PATH] [--cost-sample N]
 
 Retrieves every golden case once (`bench/pair_collect.py`; with `--reuse`, reads the rows saved
 at `--rows` instead), then computes `kb_eval/pair_features.py` on the first `TOP` candidates of
@@ -13,15 +14,19 @@ maximum over the first `TOP` candidates (also on the first candidate alone, `@1`
 Reports as JSON: each feature's AUC alone between answerable (expected `OK_TO_DRAFT`) and
 unanswerable (expected `UNKNOWN`) e-mails, pooled and per operator; the AUC of the case
 probability and of the best candidate's calibrated confidence with the stored features and with
-each feature added to the case model (`bench/answerability_separation.py::held_out`'s fits, on
-the held-out operator); and the cost per e-mail in ms of each feature family (cold caches: the
-question and `TOP` chunks; wall clock of this process, p50 / p95).
+each feature added to the case model (the fits of `bench/answerability_separation.py::held_out`,
+on the held-out operator); and the cost per e-mail in ms of each feature family on every N-th
+case (cold caches: the question and its `TOP` chunks; wall clock of this process, p50 / p95).
+The computed features are saved next to the rows (`--features`, default ROWS.features.json) and
+read back when that file exists. `KB_TORCH_THREADS=1`: with the cores shared, torch's default
+two threads made the same run several times slower.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -74,20 +79,41 @@ def _pairs_all(question: str, texts: Sequence[str]) -> list[np.ndarray]:
     return [pair_vector(question, t) for t in texts]
 
 
-def compute(cases: dict[str, dict[str, Any]]) -> tuple[dict, dict, dict]:
-    """Per case: the late features of each of its first candidates, their pair vectors, and
-    the cold cost in ms of each family."""
-    late, pairs, cost = {}, {}, {"late": [], "pair": []}
-    for case_id in sorted(cases):
+def compute(cases: dict[str, dict[str, Any]]) -> tuple[dict, dict]:
+    """Per case: the late features of each of its first candidates and their pair vectors
+    (caches kept across cases: a chunk is read once)."""
+    late, pairs = {}, {}
+    for done, case_id in enumerate(sorted(cases), 1):
+        case = cases[case_id]
+        question, texts = case["question"], case["texts"][:TOP]
+        late[case_id] = _late_all(question, texts, case["idf"])
+        pairs[case_id] = _pairs_all(question, texts)
+        if done % 25 == 0:
+            print(f"{done}/{len(cases)} cases", file=sys.stderr, flush=True)
+    return late, pairs
+
+
+def computed(cases: dict[str, dict[str, Any]], path: Path) -> tuple[dict, dict]:
+    """`compute`, saved to `path` as JSON and read back from it when it exists."""
+    if not path.exists():
+        late, pairs = compute(cases)
+        saved = {"late": late, "pairs": {k: [v.tolist() for v in p] for k, p in pairs.items()}}
+        path.write_text(json.dumps(saved, sort_keys=True), encoding="utf-8")
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    return saved["late"], {k: [np.array(v) for v in p] for k, p in saved["pairs"].items()}
+
+
+def cost(cases: dict[str, dict[str, Any]], sample: int) -> dict[str, list[float]]:
+    """Cold cost in ms of each family on every `sample`-th case (caches cleared before each)."""
+    out: dict[str, list[float]] = {"late": [], "pair": []}
+    for case_id in sorted(cases)[::sample]:
         case = cases[case_id]
         question, texts = case["question"], case["texts"][:TOP]
         _cold()
-        late[case_id], ms = _timed(_late_all, question, texts, case["idf"])
-        cost["late"].append(ms)
+        out["late"].append(_timed(_late_all, question, texts, case["idf"])[1])
         _cold()
-        pairs[case_id], ms = _timed(_pairs_all, question, texts)
-        cost["pair"].append(ms)
-    return late, pairs, cost
+        out["pair"].append(_timed(_pairs_all, question, texts)[1])
+    return out
 
 
 def _percentiles(values: Sequence[float]) -> dict[str, float]:
@@ -107,7 +133,7 @@ def head_scores(
 ) -> LogisticRegression | None:
     """The logistic head fitted on the candidates of the cases in `train`."""
     x = [v for k in sorted(train) for v in pairs[k]]
-    y = [lab for k in sorted(train) for lab in labels[k][: len(pairs[k])]]
+    y = [lab for k in sorted(train) for lab in labels.get(k, [])[: len(pairs[k])]]
     if len(set(y)) < 2:
         return None
     return LogisticRegression(C=HEAD_C, max_iter=2000).fit(np.array(x), np.array(y))
@@ -213,11 +239,13 @@ def pair_values(
     return held, rows_for
 
 
-def report(rows: Sequence[Row], cases: dict[str, dict[str, Any]]) -> dict:
+def report(
+    rows: Sequence[Row], cases: dict[str, dict[str, Any]], features: Path, sample: int = 5
+) -> dict:
     """Every figure of the module docstring."""
     expected = {k: v["expected"] for k, v in cases.items()}
     tenants = {k: v["tenant_id"] for k, v in cases.items()}
-    late, pairs, cost = compute(cases)
+    late, pairs = computed(cases, features)
     best3 = {
         k: {n: max((f[n] for f in v), default=0.0) for n in LATE_FEATURES} for k, v in late.items()
     }
@@ -231,6 +259,7 @@ def report(rows: Sequence[Row], cases: dict[str, dict[str, Any]]) -> dict:
     chunk, case = list(FEATURE_NAMES), list(CASE_FEATURES)
     late_rows = with_case_values(rows, best3)
     operators = sorted(set(tenants.values()))
+    print("fitting", file=sys.stderr, flush=True)
     variants = {"stored": held_out(lambda _: rows, operators, expected, chunk, case)}
     for n in LATE_FEATURES:
         variants[f"+{n}"] = held_out(lambda _: late_rows, operators, expected, chunk, [*case, n])
@@ -244,7 +273,8 @@ def report(rows: Sequence[Row], cases: dict[str, dict[str, Any]]) -> dict:
         "top": TOP,
         "alone": alone,
         "case_model": variants,
-        "cost_ms": {k: _percentiles(v) for k, v in cost.items()},
+        "cost_ms": {k: _percentiles(v) for k, v in cost(cases, sample).items()},
+        "cost_sample": sample,
     }
 
 
@@ -253,6 +283,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("golden", nargs="*", default=GOLDEN)
     parser.add_argument("--rows", type=Path, default=Path("pair_rows.json"))
     parser.add_argument("--reuse", action="store_true", help="read --rows instead of retrieving")
+    parser.add_argument(
+        "--features", type=Path, default=None, help="computed features (default: ROWS.features)"
+    )
+    parser.add_argument("--cost-sample", type=int, default=5, help="time every N-th case cold")
     args = parser.parse_args(argv)
     if not args.reuse:
         from kb_retrieval.retrieval.config import RetrievalConfig
@@ -264,7 +298,8 @@ def main(argv: list[str] | None = None) -> None:
         kb.retriever.audit = False
         save(collect(kb, sets), args.rows)
     rows, cases = load(args.rows)
-    print(json.dumps(report(rows, cases), indent=2, sort_keys=True))
+    features = args.features or args.rows.with_suffix(".features.json")
+    print(json.dumps(report(rows, cases, features, args.cost_sample), indent=2, sort_keys=True))
 
 
 if __name__ == "__main__":

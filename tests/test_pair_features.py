@@ -101,8 +101,11 @@ def test_pair_head_values_are_held_out_and_nested():
         labels = [int(case_id[-1]) % 2 == 0, False]
         rows.extend(_rows(case_id, tenant, labels))
         pairs[case_id] = [rng.normal(size=4) + (3.0 if lab else 0.0) for lab in labels]
+    # A case the retrieval found nothing for (no rows, no pair vectors) scores 0.
+    tenants["a-empty"], pairs["a-empty"] = "a", []
     held, rows_for = pair_values(rows, pairs, tenants)
     assert set(held) == set(tenants)
+    assert held["a-empty"] == 0.0
     assert all(0.0 <= v <= 1.0 for v in held.values())
     # A held-out operator's value comes from a head that never saw it: changing its labels
     # leaves its own values unchanged.
@@ -112,6 +115,7 @@ def test_pair_head_values_are_held_out_and_nested():
     ]
     held_flipped, _ = pair_values(flipped, pairs, tenants)
     assert all(held_flipped[k] == held[k] for k in tenants if tenants[k] == "a")
+    assert any(held_flipped[k] != held[k] for k in tenants if tenants[k] == "b")
     # Within operator a's fold, operator b's values come from a head fitted on c alone.
     head_c = head_scores(
         pairs,
