@@ -14,9 +14,10 @@ maximum over the first `TOP` candidates (also on the first candidate alone, `@1`
 Reports as JSON: each feature's AUC alone between answerable (expected `OK_TO_DRAFT`) and
 unanswerable (expected `UNKNOWN`) e-mails, pooled and per operator; the AUC of the case
 probability and of the best candidate's calibrated confidence with the stored features and with
-each feature added to the case model (the fits of `bench/answerability_separation.py::held_out`,
-on the held-out operator); and the cost per e-mail in ms of each feature family on every N-th
-case (cold caches: the question and its `TOP` chunks; wall clock of this process, p50 / p95).
+each feature added to the case model (two of them also to the chunk model; the fits of
+`bench/answerability_separation.py::held_out`, on the held-out operator); and the cost per
+e-mail in ms of each feature family on every N-th case (cold caches: the question and its `TOP`
+chunks; wall clock of this process, p50 / p95).
 The computed features are saved next to the rows (`--features`, default ROWS.features.json) and
 read back when that file exists. `KB_TORCH_THREADS=1`: with the cores shared, torch's default
 two threads made the same run several times slower.
@@ -267,6 +268,12 @@ def report(
         lambda _: late_rows, operators, expected, chunk, [*case, *LATE_FEATURES]
     )
     variants[f"+{PAIR}"] = held_out(pair_rows, operators, expected, chunk, [*case, PAIR])
+    # The case value in the chunk model too: it moves the verdict's confidence (auc_confidence).
+    for names in (["li_sentence_rare"], list(LATE_FEATURES)):
+        label = "late_all" if len(names) > 1 else names[0]
+        variants[f"+{label} (chunk and case)"] = held_out(
+            lambda _: late_rows, operators, expected, [*chunk, *names], [*case, *names]
+        )
     return {
         "cases": len(cases),
         "rows": len(rows),
