@@ -35,10 +35,12 @@ VETOES = tuple(
         "conjunct_novel",
         "condition_lifted",
         "rate_basis_differs",
+        "condition_lifted_elsewhere",
     )
 )
 _OPPOSED_ON_SUBJECT = FEATURE_NAMES.index("opposed_on_subject")
 MIN_THRESHOLD = 0.5
+Z_LIMIT = 4.0
 BIAS_GRID = np.round(np.arange(-2.0, 2.01, 0.1), 2)
 _EPSILON = 1e-9
 
@@ -49,6 +51,13 @@ REGULARISATION_C = 1.0
 MAX_FALSE_SUPPORT = 0.01
 TARGETS = (0.01, 0.03, 0.05)
 MODEL_PATH = Path(__file__).with_name("judge_model.json")
+
+
+def standardise(features: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Standardised features, clipped to +-Z_LIMIT: a feature that fires on a handful of
+    training pairs has a tiny spread, and unclipped its value on a held-out pair would outweigh
+    every other feature."""
+    return np.clip((features - mean) / scale, -Z_LIMIT, Z_LIMIT)
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:
@@ -79,7 +88,7 @@ class LogisticJudge:
         return self.thresholds[MAX_FALSE_SUPPORT]
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        return _judged(((features - self.mean) / self.scale) @ self.weights + self.bias)
+        return _judged(standardise(features, self.mean, self.scale) @ self.weights + self.bias)
 
     def decide(self, features: np.ndarray, target: float = MAX_FALSE_SUPPORT) -> list[str]:
         """One label per row: supported only above the target's threshold, else the likelier
@@ -165,7 +174,7 @@ def _fit_weights(
     scale = features.std(axis=0)
     scale[scale < 1e-9] = 1.0
     model = LogisticRegression(C=REGULARISATION_C, max_iter=5000)
-    model.fit((features - mean) / scale, targets)
+    model.fit(standardise(features, mean, scale), targets)
     present = [int(c) for c in model.classes_]
     if not set(range(len(LABELS))) <= set(present):
         raise ValueError(
@@ -209,7 +218,7 @@ def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> L
         if held.all():
             break
         mean, scale, weights, bias = _fit_weights(features[~held], classes[~held])
-        out_of_fold[held] = _judged(((features[held] - mean) / scale) @ weights + bias)
+        out_of_fold[held] = _judged(standardise(features[held], mean, scale) @ weights + bias)
     gated = support_probability_gated(out_of_fold, features)
     thresholds = {
         target: _threshold(gated, targets, target) if len(names) > 1 else MIN_THRESHOLD
