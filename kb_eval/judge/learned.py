@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kb_eval.judge.drift import DRIFT_FEATURES
 from kb_eval.judge.features import FEATURE_NAMES
 
 VETOES = tuple(
@@ -36,11 +37,16 @@ VETOES = tuple(
         "condition_lifted",
         "rate_basis_differs",
         "condition_lifted_elsewhere",
+        "reason_antonym",
     )
 )
 _OPPOSED_ON_SUBJECT = FEATURE_NAMES.index("opposed_on_subject")
+_RULE_CONTRADICTED = FEATURE_NAMES.index("rule_contradicted")
+# Read only by the gate, never fitted: "about another thing" decides between contradicted and
+# unrelated by rule (a contradiction needs the same subject), not by a weight.
+GATE_ONLY = tuple(FEATURE_NAMES.index(name) for name in DRIFT_FEATURES)
 MIN_THRESHOLD = 0.5
-Z_LIMIT = 4.0
+Z_LIMIT = 5.0
 BIAS_GRID = np.round(np.arange(-2.0, 2.01, 0.1), 2)
 _EPSILON = 1e-9
 
@@ -142,7 +148,10 @@ def support_probability_gated(probabilities: np.ndarray, features: np.ndarray) -
     otherwise."""
     gated = probabilities.copy()
     gated[(features[:, list(VETOES)] > 0.5).any(axis=1), 0] = 0.0
-    gated[features[:, _OPPOSED_ON_SUBJECT] >= 1.0 - 1e-9, 2] = 0.0
+    on_subject = features[:, _OPPOSED_ON_SUBJECT] >= 1.0 - 1e-9
+    gated[on_subject, 2] = 0.0
+    elsewhere = (features[:, list(GATE_ONLY)] > 0).any(axis=1)
+    gated[elsewhere & ~on_subject & (features[:, _RULE_CONTRADICTED] < 0.5), 1] = 0.0
     return gated
 
 
@@ -170,6 +179,8 @@ def _fit_weights(
     over CLASSES (a class absent from the rows gets no weight and a very low bias)."""
     from sklearn.linear_model import LogisticRegression
 
+    features = features.copy()
+    features[:, list(GATE_ONLY)] = 0.0
     mean = features.mean(axis=0)
     scale = features.std(axis=0)
     scale[scale < 1e-9] = 1.0
