@@ -25,13 +25,16 @@ from kb_eval.judge.subject import subject_text
 
 DRIFT_FEATURES: tuple[str, ...] = ("subject_unmatched", "condition_unmatched")
 PARAPHRASE = 0.7
-# The case a claim speaks of ("if ...", "because of ..."): the words after its marker, to the end
-# of the clause. A proviso on a permission ("as long as", "unless") is not a case: it restricts
+# The case a claim speaks of ("if ...", "because of ...", or a case it says does not matter:
+# "whatever the ...", "regardless of ..."): the words after its marker, to the end of the clause. A proviso on a permission ("as long as", "unless") is not a case: it restricts
 # what the main clause allows, and the main clause can still deny the evidence.
 _CONDITION = re.compile(
-    r"\b(?:if|when|whenever|once|because(?: of)?|due to|in case(?: of)?)\b"
-    r"([^,;:.]*)"
+    r"\b(?:if|when|whenever|once|because(?: of)?|due to|in case(?: of)?|whatever(?: the)?"
+    r"|regardless of|no matter|irrespective of)\b([^,;:.]*)"
 )
+# A relative clause in the subject ("guests who prefer ...") restricts it; the head noun phrase
+# before it names what the claim is about.
+_RELATIVE = re.compile(r"\b(?:who|whom|whose|which|that)\b")
 # Hedges and degree words say how often or how much, not what the claim is about.
 _HEDGES = frozenset(
     {
@@ -72,6 +75,7 @@ def drift_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) ->
     """The DRIFT_FEATURES: subject words and condition words of the claim the evidence neither
     uses nor paraphrases (each counted up to two, scaled to 0-1)."""
     evidence_words = content_words(" ".join(evidence))
-    subject = unmatched_words(content_words(subject_text(claim)), evidence_words, encoder)
+    head = _RELATIVE.split(subject_text(claim))[0]
+    subject = unmatched_words(content_words(head), evidence_words, encoder)
     condition = unmatched_words(condition_words(claim), evidence_words, encoder)
     return [min(len(subject), 2) / 2, min(len(condition), 2) / 2]
