@@ -32,6 +32,7 @@ _CONDITION = re.compile(
     r"\b(?:if|when|whenever|once|because(?: of)?|due to|in case(?: of)?|whatever(?: the)?"
     r"|regardless of|no matter|irrespective of)\b([^,;:.]*)"
 )
+_MARKERS = frozenset({"because", "whenever", "whatever", "regardless", "matter", "irrespective"})
 # A relative clause in the subject ("guests who prefer ...") restricts it; the head noun phrase
 # before it names what the claim is about.
 _RELATIVE = re.compile(r"\b(?:who|whom|whose|which|that)\b")
@@ -68,7 +69,8 @@ def unmatched_words(
 def condition_words(claim: str) -> list[str]:
     """Content words of the claim's conditions ("if you book late", "because of the weather")."""
     text = normalise_text(claim).lower()
-    return sorted({w for match in _CONDITION.findall(text) for w in content_words(match)})
+    words = {w for match in _CONDITION.findall(text) for w in content_words(match)}
+    return sorted(words - _MARKERS)
 
 
 def drift_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> list[float]:
