@@ -12,6 +12,8 @@ contradicted / unrelated, compared with a fitted log-odds bias (the out-of-fold 
 labels the most unsupported training pairs right). One threshold per target for every pair
 (session 6 had one for the pairs the rule judge calls supported and one for the rest; chosen on
 two or three out-of-fold pairs each, the pair of lines let more false support through held out).
+Standardised features are clipped to +-Z_LIMIT; the drift columns (GATE_ONLY) are blanked before
+fitting and read only by the gate.
 """
 
 from __future__ import annotations
@@ -145,7 +147,9 @@ def support_probability_gated(probabilities: np.ndarray, features: np.ndarray) -
     evidence never mentions (no threshold can make such a claim supported). Where the opposed
     class is on the claim's whole subject ("kayak hire is free" against "kayak hire costs EUR 12
     an hour"), P(unrelated) is set to 0 too: the evidence speaks of the same thing and says
-    otherwise."""
+    otherwise. Where the claim's subject or case is one the evidence never names (drift.py) and
+    neither that opposition nor the rule judge says contradicted, P(contradicted) is set to 0:
+    a claim about another thing is unrelated."""
     gated = probabilities.copy()
     gated[(features[:, list(VETOES)] > 0.5).any(axis=1), 0] = 0.0
     on_subject = features[:, _OPPOSED_ON_SUBJECT] >= 1.0 - 1e-9
