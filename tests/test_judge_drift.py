@@ -134,3 +134,13 @@ def test_new_vetoes_and_the_split_lift_in_the_features() -> None:
     assert row[FEATURE_NAMES.index("condition_lifted_elsewhere")] == 1.0
     assert row[FEATURE_NAMES.index("condition_lifted")] == 0.0
     assert row[FEATURE_NAMES.index("condition_unmatched")] > 0.0
+
+
+def test_full_and_reduced_prices_are_the_higher_and_lower_pair() -> None:
+    from kb_eval.judge.modality import classes
+
+    full = classes("Late bookers pay the full fare for the boat.")
+    reduced = classes("Late bookers pay a reduced fare for the boat.")
+    assert full["higher"] and not full["lower"]
+    assert reduced["lower"] and not reduced["higher"]
+    assert classes("Students get a discounted pass.")["lower"]
