@@ -25,6 +25,7 @@ from kb_eval.judge.claim_judge import judge_claim
 from kb_eval.judge.claims import split_sentences
 from kb_eval.judge.clauses import clause_unit, terms_of
 from kb_eval.judge.coverage import COVERAGE_FEATURES, coverage_features
+from kb_eval.judge.drift import DRIFT_FEATURES, drift_features
 from kb_eval.judge.encoder import TextEncoder
 from kb_eval.judge.items import ITEM_FEATURES, item_features
 from kb_eval.judge.modality import OPPOSED as _OPPOSED
@@ -78,6 +79,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *COVERAGE_FEATURES,
     *SUBJECT_FEATURES,
     *ITEM_FEATURES,
+    *DRIFT_FEATURES,
 )
 
 
@@ -245,6 +247,7 @@ def pair_features(claim: str, evidence: Sequence[str], encoder: TextEncoder) -> 
         *coverage_features(claim, evidence, clause, encoder),
         *subject_features(claim, clause, aligned_values[_CLAUSE_OPPOSED]),
         *item_features(claim, evidence, aligned.sentence, encoder, clause),
+        *drift_features(claim, evidence, encoder),
     ]
     return np.asarray(values, dtype=np.float64)
 

@@ -30,6 +30,7 @@ ITEM_FEATURES: tuple[str, ...] = (
     "condition_dropped",
     "condition_lifted",
     "rate_basis_differs",
+    "condition_lifted_elsewhere",
 )
 PARAPHRASE = 0.7
 # Words that say a condition does not matter ("however late", "regardless of", "even if").
@@ -37,6 +38,7 @@ _LIFTED = re.compile(
     r"\b(?:even (?:if|when)|however (?:close|late|early|soon|long|short|far|much|many|few|little|near)"
     r"|regardless|no matter|irrespective|whatever the|in (?:all|any) cases?|at any (?:time|point))\b"
 )
+_LIFT_OBJECT = re.compile(r"[,;:.]")
 # The basis of a rate ("per person", "per booking"); words for one person are one basis.
 _PER = re.compile(r"\bper[ _]([a-z]+)")
 _PERSON = frozenset({"person", "guest", "traveller", "traveler", "participant", "head", "adult"})
@@ -83,6 +85,18 @@ def condition_lifted(claim: str, evidence: Sequence[str]) -> bool:
     return not any(_LIFTED.search(normalise_text(text).lower()) for text in evidence)
 
 
+def lifted_elsewhere(claim: str, evidence: Sequence[str]) -> bool:
+    """The condition the claim lifts names only things no evidence text mentions ("whatever the
+    weather" against a rule on group size): the claim adds a promise about another thing, it
+    does not deny a condition the evidence sets. A lift without an object ("in all cases")
+    denies every condition, so it is never elsewhere."""
+    if not condition_lifted(claim, evidence):
+        return False
+    text = normalise_text(claim).lower()
+    lifted = terms_of(_LIFT_OBJECT.split(text[_LIFTED.search(text).end() :])[0])  # type: ignore[union-attr]
+    return bool(lifted) and not lifted & terms_of(" ".join(evidence))
+
+
 def _rate_bases(text: str) -> set[str]:
     bases = _PER.findall(normalise_text(text).lower())
     return {"person" if base in _PERSON else base.rstrip("s") for base in bases}
@@ -113,6 +127,7 @@ def item_features(
     uncovered = max(
         (1 - len(terms_of(p) & evidence_terms) / len(terms_of(p)) for p in pieces), default=0.0
     )
+    elsewhere = lifted_elsewhere(claim, evidence)
     novel = any(
         not terms_of(p) & evidence_terms and _novel(p, evidence_words, encoder) for p in pieces
     )
@@ -120,6 +135,7 @@ def item_features(
         uncovered,
         float(novel),
         float(condition_dropped(claim, aligned_clause or aligned_sentence)),
-        float(condition_lifted(claim, evidence)),
+        float(condition_lifted(claim, evidence) and not elsewhere),
         float(rate_basis_differs(claim, evidence, aligned_sentence)),
+        float(elsewhere),
     ]

@@ -12,6 +12,8 @@ contradicted / unrelated, compared with a fitted log-odds bias (the out-of-fold 
 labels the most unsupported training pairs right). One threshold per target for every pair
 (session 6 had one for the pairs the rule judge calls supported and one for the rest; chosen on
 two or three out-of-fold pairs each, the pair of lines let more false support through held out).
+Standardised features are clipped to +-Z_LIMIT; the drift columns (GATE_ONLY) are blanked before
+fitting and read only by the gate.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kb_eval.judge.drift import DRIFT_FEATURES
 from kb_eval.judge.features import FEATURE_NAMES
 
 VETOES = tuple(
@@ -35,10 +38,17 @@ VETOES = tuple(
         "conjunct_novel",
         "condition_lifted",
         "rate_basis_differs",
+        "condition_lifted_elsewhere",
+        "reason_antonym",
     )
 )
 _OPPOSED_ON_SUBJECT = FEATURE_NAMES.index("opposed_on_subject")
+_RULE_CONTRADICTED = FEATURE_NAMES.index("rule_contradicted")
+# Read only by the gate, never fitted: "about another thing" decides between contradicted and
+# unrelated by rule (a contradiction needs the same subject), not by a weight.
+GATE_ONLY = tuple(FEATURE_NAMES.index(name) for name in DRIFT_FEATURES)
 MIN_THRESHOLD = 0.5
+Z_LIMIT = 5.0
 BIAS_GRID = np.round(np.arange(-2.0, 2.01, 0.1), 2)
 _EPSILON = 1e-9
 
@@ -49,6 +59,13 @@ REGULARISATION_C = 1.0
 MAX_FALSE_SUPPORT = 0.01
 TARGETS = (0.01, 0.03, 0.05)
 MODEL_PATH = Path(__file__).with_name("judge_model.json")
+
+
+def standardise(features: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Standardised features, clipped to +-Z_LIMIT: a feature that fires on a handful of
+    training pairs has a tiny spread, and unclipped its value on a held-out pair would outweigh
+    every other feature."""
+    return np.clip((features - mean) / scale, -Z_LIMIT, Z_LIMIT)
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:
@@ -79,7 +96,7 @@ class LogisticJudge:
         return self.thresholds[MAX_FALSE_SUPPORT]
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        return _judged(((features - self.mean) / self.scale) @ self.weights + self.bias)
+        return _judged(standardise(features, self.mean, self.scale) @ self.weights + self.bias)
 
     def decide(self, features: np.ndarray, target: float = MAX_FALSE_SUPPORT) -> list[str]:
         """One label per row: supported only above the target's threshold, else the likelier
@@ -130,10 +147,15 @@ def support_probability_gated(probabilities: np.ndarray, features: np.ndarray) -
     evidence never mentions (no threshold can make such a claim supported). Where the opposed
     class is on the claim's whole subject ("kayak hire is free" against "kayak hire costs EUR 12
     an hour"), P(unrelated) is set to 0 too: the evidence speaks of the same thing and says
-    otherwise."""
+    otherwise. Where the claim's subject or case is one the evidence never names (drift.py) and
+    neither that opposition nor the rule judge says contradicted, P(contradicted) is set to 0:
+    a claim about another thing is unrelated."""
     gated = probabilities.copy()
     gated[(features[:, list(VETOES)] > 0.5).any(axis=1), 0] = 0.0
-    gated[features[:, _OPPOSED_ON_SUBJECT] >= 1.0 - 1e-9, 2] = 0.0
+    on_subject = features[:, _OPPOSED_ON_SUBJECT] >= 1.0 - 1e-9
+    gated[on_subject, 2] = 0.0
+    elsewhere = (features[:, list(GATE_ONLY)] > 0).any(axis=1)
+    gated[elsewhere & ~on_subject & (features[:, _RULE_CONTRADICTED] < 0.5), 1] = 0.0
     return gated
 
 
@@ -161,11 +183,13 @@ def _fit_weights(
     over CLASSES (a class absent from the rows gets no weight and a very low bias)."""
     from sklearn.linear_model import LogisticRegression
 
+    features = features.copy()
+    features[:, list(GATE_ONLY)] = 0.0
     mean = features.mean(axis=0)
     scale = features.std(axis=0)
     scale[scale < 1e-9] = 1.0
     model = LogisticRegression(C=REGULARISATION_C, max_iter=5000)
-    model.fit((features - mean) / scale, targets)
+    model.fit(standardise(features, mean, scale), targets)
     present = [int(c) for c in model.classes_]
     if not set(range(len(LABELS))) <= set(present):
         raise ValueError(
@@ -209,7 +233,7 @@ def fit(features: np.ndarray, labels: Sequence[str], groups: Sequence[str]) -> L
         if held.all():
             break
         mean, scale, weights, bias = _fit_weights(features[~held], classes[~held])
-        out_of_fold[held] = _judged(((features[held] - mean) / scale) @ weights + bias)
+        out_of_fold[held] = _judged(standardise(features[held], mean, scale) @ weights + bias)
     gated = support_probability_gated(out_of_fold, features)
     thresholds = {
         target: _threshold(gated, targets, target) if len(names) > 1 else MIN_THRESHOLD

@@ -31,8 +31,9 @@ CLASSES = {
     r"|book)\b|\b(?:by us|at our (?:discretion|cost|expense)|our choice)\b",
     "guest": r"\b(?:you|guests?|travell?ers?|participants?)\s+(?:\w+\s+)?(?:decide|choose|pay"
     r"|cover|arrange|bring|book)\b|\b(?:your (?:choice|cost|expense)|choice of|own)\b",
-    "higher": r"\b(?:higher|greater|larger|bigger|more expensive|dearer|costlier)\b",
-    "lower": r"\b(?:lower|smaller|cheaper|less expensive)\b",
+    "higher": r"\b(?:higher|greater|larger|bigger|more expensive|dearer|costlier"
+    r"|full (?:price|rate|fare))\b",
+    "lower": r"\b(?:lower|smaller|cheaper|less expensive|reduced|discount(?:ed)?)\b",
     "refund": r"(?<!non-)\b(?:refund(?:ed|s|able)?|money back|reimburs\w*|repaid"
     r"|get (?:\w+ ){0,3}back)\b",
     "forfeit": r"\b(?:non-refundable|no refund|not (?:be )?refund(?:ed|able)|forfeit\w*|lose|loss of"

@@ -21,12 +21,19 @@ _VERB = re.compile(
 _CONDITION = re.compile(r"^(?:if|when|once|unless|as long as|provided)\b[^,]*,\s*")
 
 
-def subject_terms(claim: str) -> frozenset[str]:
-    """Content terms of the claim's main clause before its first verb (a leading condition
-    "if ..., " skipped); the whole main clause's terms when none stand there ("you can ...")."""
+def subject_text(claim: str) -> str:
+    """The claim's main clause before its first verb (a leading condition "if ..., " skipped);
+    empty when no verb follows."""
     text = _CONDITION.sub("", normalise_text(claim).strip())
     verb = _VERB.search(text)
-    head = terms_of(text[: verb.start()]) if verb else frozenset()
+    return text[: verb.start()] if verb else ""
+
+
+def subject_terms(claim: str) -> frozenset[str]:
+    """Content terms of the claim's subject (subject_text); the whole main clause's terms when
+    none stand there ("you can ...")."""
+    head = terms_of(subject_text(claim))
+    text = _CONDITION.sub("", normalise_text(claim).strip())
     return head or terms_of(re.split(r"[,;:.]", text)[0])
 
 
