@@ -19,8 +19,9 @@ Rules, chosen to miss a weak conflict rather than invent one:
   as authoritative as either of them do not conflict.
 * Chunks of one document version never conflict with each other.
 * A duration counted from another deadline ("a reminder about 10 days before the balance due
-  date", "... before the balance falls due") is an offset, not the policy's window; a duration naming a service's hours ("the
-  insurer's 24 hours emergency number") is an availability. Neither is compared.
+  date", "... before the balance falls due") is an offset, not the policy's window; a duration
+  naming a service's hours ("the insurer's 24 hours emergency number") is an availability.
+  Neither is compared.
 * Pairs compared: structured_policy vs terms_policy (kind policy_terms_disagreement); two
   chunks of the same category (numeric_window), except trip itineraries of different documents
   (different trips differ legitimately); a policy-tier chunk (structured_policy, terms_policy,
