@@ -26,8 +26,9 @@ from kb_eval.judge.subject import subject_text
 DRIFT_FEATURES: tuple[str, ...] = ("subject_unmatched", "condition_unmatched")
 PARAPHRASE = 0.7
 # The case a claim speaks of ("if ...", "because of ...", or a case it says does not matter:
-# "whatever the ...", "regardless of ..."): the words after its marker, to the end of the clause. A proviso on a permission ("as long as", "unless") is not a case: it restricts
-# what the main clause allows, and the main clause can still deny the evidence.
+# "whatever the ...", "regardless of ..."): the words after its marker, to the end of the
+# clause. A proviso on a permission ("as long as", "unless") is not a case: it restricts what
+# the main clause allows, and the main clause can still deny the evidence.
 _CONDITION = re.compile(
     r"\b(?:if|when|whenever|once|because(?: of)?|due to|in case(?: of)?|whatever(?: the)?"
     r"|regardless of|no matter|irrespective of)\b([^,;:.]*)"
