@@ -56,6 +56,8 @@ GOLDEN = [
     "/work/shared/data/devset/golden.jsonl@2026-11-22",
 ]
 CLASSES = ("OK_TO_DRAFT", "UNKNOWN")
+# One held-out operator: (answerable?, case probability, top confidence) per labelled case.
+Fold = tuple[list[bool], list[float], list[float]]
 
 
 def _with_specific_features(
@@ -86,7 +88,7 @@ def held_out(
     rows: Sequence[Row], expected: dict[str, str], chunk: Sequence[str], case: Sequence[str]
 ) -> dict:
     """Every operator scored by the models fitted on the others, with `chunk` / `case` names."""
-    per_operator, pooled = {}, ([], [], [])
+    folds: dict[str, Fold] = {}
     loss, count, holds = 0.0, 0, 0
     for tenant in sorted({r.tenant_id for r in rows}):
         train = [r for r in rows if r.tenant_id != tenant]
@@ -109,16 +111,27 @@ def held_out(
                 labels.append(expected[case_id] == "OK_TO_DRAFT")
                 case_p.append(model.case_probability(features) or 0.0)
                 conf.append(model.confidence(features[best]))
-        per_operator[tenant] = {
-            "auc_case": _auc(labels, case_p),
-            "auc_confidence": _auc(labels, conf),
-        }
-        for bucket, values in zip(pooled, (labels, case_p, conf), strict=True):
-            bucket.extend(values)
-    labels, case_p, conf = pooled
+        folds[tenant] = (labels, case_p, conf)
     return {
         "chunk_log_loss": loss / max(count, 1),
         "best_candidate_holds_quote": holds,
+        **auc_summary(folds),
+    }
+
+
+def auc_summary(folds: dict[str, Fold]) -> dict:
+    """AUC of the case probability and of the top confidence (answerable vs unanswerable), per
+    held-out operator and pooled, from each fold's (labels, case probabilities, confidences)."""
+    pooled: Fold = ([], [], [])
+    for part in folds.values():
+        for bucket, values in zip(pooled, part, strict=True):
+            bucket.extend(values)
+    per_operator = {
+        tenant: {"auc_case": _auc(labels, case_p), "auc_confidence": _auc(labels, conf)}
+        for tenant, (labels, case_p, conf) in folds.items()
+    }
+    labels, case_p, conf = pooled
+    return {
         "auc_case": _auc(labels, case_p),
         "auc_confidence": _auc(labels, conf),
         "per_operator": per_operator,

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from bench.answerability_separation import CLASSES, GOLDEN, _auc, _by_case
+from bench.answerability_separation import CLASSES, GOLDEN, _auc, _by_case, auc_summary
 from bench.pair_collect import TOP, collect, load, save
 from kb_eval.answerability_fit import (
     Row,
@@ -194,21 +194,9 @@ def held_out(
     case: list[str],
 ) -> dict:
     """Every operator held out (its rows from `rows_for(operator)`); AUCs pooled and per operator."""
-    per_operator, pooled = {}, ([], [], [])
-    for tenant in tenants:
-        labels, case_p, conf = fold(rows_for(tenant), expected, chunk, case, tenant)
-        per_operator[tenant] = {
-            "auc_case": _auc(labels, case_p),
-            "auc_confidence": _auc(labels, conf),
-        }
-        for bucket, part in zip(pooled, (labels, case_p, conf), strict=True):
-            bucket.extend(part)
-    labels, case_p, conf = pooled
-    return {
-        "auc_case": _auc(labels, case_p),
-        "auc_confidence": _auc(labels, conf),
-        "per_operator": per_operator,
-    }
+    return auc_summary(
+        {tenant: fold(rows_for(tenant), expected, chunk, case, tenant) for tenant in tenants}
+    )
 
 
 def pair_values(

@@ -29,7 +29,7 @@ from typing import Any
 
 from kb_eval.answerability_fit import Row, collect_rows, fit_answerability
 from kb_eval.calibration import expected_calibration_error, top_chunk_pairs
-from kb_eval.cross_validation import load_case_sets, parse_golden_spec
+from kb_eval.cross_validation import clone_retriever, load_case_sets, parse_golden_spec
 from kb_eval.fit_verdict_confidence import (
     VARIANTS,
     CaseScore,
@@ -41,8 +41,8 @@ from kb_eval.fit_verdict_confidence import (
     sigmoid,
 )
 from kb_eval.golden import GoldenCase
-from kb_eval.golden_eval import _email_payload, _refs
-from kb_eval.metrics import CaseResult, EvidenceRef, aggregate, case_details
+from kb_eval.golden_eval import case_result, retrieve_case
+from kb_eval.metrics import CaseResult, aggregate, case_details
 from kb_eval.separation import top_confidence_pairs
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
@@ -74,25 +74,11 @@ class _Held:
 
 
 def _clone(retriever: Retriever, config: RetrievalConfig) -> _Capturing:
-    return _Capturing(
-        retriever.db,
-        retriever.embedder,
-        retriever.versions,
-        config,
-        retriever.reranker,
-        audit=False,
-    )
+    return clone_retriever(retriever, config, _Capturing)  # type: ignore[return-value]
 
 
 def _retrieve(fold: _Capturing, case: GoldenCase, as_of: date) -> _Held:
-    trip = case.trip_context.model_dump(exclude_none=True) if case.trip_context else None
-    fold.retrieve(
-        case.tenant_id,
-        _email_payload(case),
-        as_of=as_of,
-        trip_context=trip,
-        sensitivity=list(case.sensitivity) or None,
-    )
+    retrieve_case(fold, case, as_of)
     args = fold.last
     pool = args[2]
     q = fold.config.answerability.case_probability([c.features for c in pool]) or 0.0
@@ -111,26 +97,10 @@ def _rerun(
             cand.confidence = mapping(value, held.case_probability)
     args = list(held.args)
     args[7] = dict(args[7])
-    result = Retriever._finish(fold, *args)
-    candidates = [
-        EvidenceRef(
-            c.version.doc_version_id, c.chunk_id, c.text, c.version.category.value, c.confidence
-        )
-        for c in result.candidates
-    ]
+    result = case_result(held.case, Retriever._finish(fold, *args), held.case_probability)
     for cand, value in zip(pool, held.original, strict=True):
         cand.confidence = value
-    pack = result.pack
-    return CaseResult(
-        case_id=held.case.case_id,
-        outcome=pack["outcome"],
-        reason_codes=list(pack["reason_codes"]),
-        flags=dict(pack["flags"]),
-        evidence=_refs(pack["evidence"]),
-        candidates=candidates,
-        confidence_top=max((e["confidence_score"] for e in pack["evidence"]), default=None),
-        case_probability=held.case_probability,
-    )
+    return result
 
 
 def _figures(cases: Sequence[GoldenCase], results: dict[str, CaseResult]) -> dict[str, Any]:

@@ -137,7 +137,7 @@ def cross_validate(
     tenants = sorted({case.tenant_id for case, _ in dated})
     rows: list[Row] = []
     if refit:
-        rows = collect_rows(_clone(retriever, base), dated)
+        rows = collect_rows(clone_retriever(retriever, base), dated)
     per_operator: dict[str, dict[str, Any]] = {}
     models: dict[str, dict[str, Any]] = {}
     all_details: list[dict[str, Any]] = []
@@ -155,7 +155,7 @@ def cross_validate(
             )
             models[tenant] = model.model_dump()
             config = base.model_copy(update={"answerability": model})
-        fold = _clone(retriever, config)
+        fold = clone_retriever(retriever, config)
         details, cases, results = [], [], {}
         for case_set in sets:
             held = [c for c in case_set.cases if c.tenant_id == tenant]
@@ -225,8 +225,12 @@ def run_cross_validation(
     return cross_validate(retriever, sets, refit=refit)
 
 
-def _clone(retriever: Retriever, config: Any) -> Retriever:
-    return Retriever(
+def clone_retriever(
+    retriever: Retriever, config: Any, cls: type[Retriever] = Retriever
+) -> Retriever:
+    """A retriever (of class `cls`) over the same database, model and versions with `config`,
+    audit off: what each fold of the protocol retrieves with."""
+    return cls(
         retriever.db,
         retriever.embedder,
         retriever.versions,

@@ -55,36 +55,49 @@ def _refs(items: Sequence[Any]) -> list[EvidenceRef]:
     ]
 
 
+def retrieve_case(retriever: Retriever, case: GoldenCase, as_of: date) -> Any:
+    """The retrieval of one golden case: its e-mail, trip context and sensitivity."""
+    trip = case.trip_context.model_dump(exclude_none=True) if case.trip_context else None
+    return retriever.retrieve(
+        case.tenant_id,
+        _email_payload(case),
+        as_of=as_of,
+        trip_context=trip,
+        sensitivity=list(case.sensitivity) or None,
+    )
+
+
+def case_result(case: GoldenCase, outcome: Any, case_probability: float | None) -> CaseResult:
+    """What the metrics read of one retrieval (`outcome`: its pack and ranked candidates)."""
+    pack = outcome.pack
+    return CaseResult(
+        case_id=case.case_id,
+        outcome=pack["outcome"],
+        reason_codes=list(pack["reason_codes"]),
+        flags=dict(pack["flags"]),
+        evidence=_refs(pack["evidence"]),
+        candidates=[
+            EvidenceRef(
+                c.version.doc_version_id, c.chunk_id, c.text, c.version.category.value, c.confidence
+            )
+            for c in outcome.candidates
+        ],
+        confidence_top=max((e["confidence_score"] for e in pack["evidence"]), default=None),
+        case_probability=case_probability,
+    )
+
+
 def evaluate_cases(retriever: Retriever, cases: Sequence[GoldenCase], as_of: date) -> EvalRun:
     """Retrieve every case; compute the contract metrics and per-case details."""
     results: dict[str, CaseResult] = {}
     packs: dict[str, dict[str, Any]] = {}
     for case in cases:
-        trip = case.trip_context.model_dump(exclude_none=True) if case.trip_context else None
-        outcome = retriever.retrieve(
-            case.tenant_id,
-            _email_payload(case),
-            as_of=as_of,
-            trip_context=trip,
-            sensitivity=list(case.sensitivity) or None,
-        )
-        pack = outcome.pack
-        packs[case.case_id] = pack
-        candidates = [
-            EvidenceRef(
-                c.version.doc_version_id, c.chunk_id, c.text, c.version.category.value, c.confidence
-            )
-            for c in outcome.candidates
-        ]
-        results[case.case_id] = CaseResult(
-            case_id=case.case_id,
-            outcome=pack["outcome"],
-            reason_codes=list(pack["reason_codes"]),
-            flags=dict(pack["flags"]),
-            evidence=_refs(pack["evidence"]),
-            candidates=candidates,
-            confidence_top=max((e["confidence_score"] for e in pack["evidence"]), default=None),
-            case_probability=retriever.config.answerability.case_probability(
+        outcome = retrieve_case(retriever, case, as_of)
+        packs[case.case_id] = outcome.pack
+        results[case.case_id] = case_result(
+            case,
+            outcome,
+            retriever.config.answerability.case_probability(
                 [c.features for c in outcome.candidates]
             ),
         )
