@@ -9,7 +9,7 @@ from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflicts import ConflictInput, detect_conflicts
 from kb_retrieval.retrieval.denial_conflicts import denial_conflicts
 from kb_retrieval.retrieval.verdict import decide
-from tests.test_ranking_rules import cand
+from tests.test_verdict_session10 import _chunk
 
 CONFIG = RetrievalConfig()
 POLICY_DEPOSIT = (
@@ -20,13 +20,6 @@ FAQ_DEPOSIT = (
     "How do I secure my booking? Pay the deposit shown on your invoice; the rest follows some "
     "weeks before you travel."
 )
-
-
-def _chunk(chunk: str, category: Category, confidence: float, relevance: float, text: str):
-    """A candidate whose own confidence and relevance (the low-relevance line) differ."""
-    c = cand(chunk, category, confidence, text)
-    c.relevance = relevance
-    return c
 
 
 def test_the_amount_or_due_date_of_a_deposit_is_not_a_refund_matter():
