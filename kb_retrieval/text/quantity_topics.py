@@ -157,4 +157,5 @@ def topic_of(context: str, kind: str | None = None) -> str | None:
 
 
 def mentions(tokens: list[str], patterns: tuple[str, ...]) -> bool:
+    """Whether any token matches any word pattern ("refund" exact, "cancel*" a prefix)."""
     return any(_word_matches(p, t) for p in patterns for t in tokens)
