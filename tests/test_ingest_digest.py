@@ -24,7 +24,7 @@ documents:
       - section: Deposit
         text: A deposit of 20% secures a place on any cycling week.
       - section: Balance
-        text: The balance is due 45 days before the first riding day.
+        text: The rest of the price is payable six weeks ahead of the first riding day.
 """,
     "salt-marsh-walks": """tenant_id: salt-marsh-walks
 documents:
