@@ -60,6 +60,25 @@ def ingest(pipeline: Any, tenants: Path) -> list[Any]:
     return reports
 
 
+def digest(db: Any, embedder: str, tenants: Path) -> dict[str, Any]:
+    """Ingest every tenant folder under `tenants` into `db` (migrated, empty) with `embedder`;
+    the row counts and sha256 of what it stored and of its step reports."""
+    from kb_retrieval.ingestion.pipeline import IngestionPipeline
+    from kb_retrieval.service import make_embedder
+
+    reports = ingest(IngestionPipeline(db, make_embedder(embedder)), tenants)
+    result: dict[str, Any] = {
+        "tenants": str(tenants),
+        "embedder": embedder,
+        "reports": [len(reports), sha([asdict(r) for r in reports])],
+    }
+    with db.admin() as conn:
+        for name, query in TABLES.items():
+            rows = conn.execute(query).fetchall()
+            result[name] = [len(rows), sha(rows)]
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tenants", type=Path, default=Path("data/tenants"))
@@ -67,21 +86,10 @@ def main() -> None:
     args = parser.parse_args()
     with bench_home("ingest_digest") as home:
         from kb_retrieval.db import Database
-        from kb_retrieval.ingestion.pipeline import IngestionPipeline
-        from kb_retrieval.service import make_embedder
 
         db = Database(home.url)
         db.migrate()
-        reports = ingest(IngestionPipeline(db, make_embedder(args.embedder)), args.tenants)
-        result: dict[str, Any] = {
-            "tenants": str(args.tenants),
-            "embedder": args.embedder,
-            "reports": [len(reports), sha([asdict(r) for r in reports])],
-        }
-        with db.admin() as conn:
-            for name, query in TABLES.items():
-                rows = conn.execute(query).fetchall()
-                result[name] = [len(rows), sha(rows)]
+        result = digest(db, args.embedder, args.tenants)
     print(json.dumps(result, indent=2, sort_keys=True))
 
 

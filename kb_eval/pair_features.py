@@ -31,8 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from kb_retrieval.embedding import _load_sentence_transformer
-from kb_retrieval.model_files import minilm_model_dir
+from kb_retrieval.embedding import sentence_transformer
 from kb_retrieval.text.analyzer import analyze
 from kb_retrieval.text.sentence_units import sentence_units
 
@@ -60,7 +59,7 @@ class Words:
 
 
 def _model():  # -> SentenceTransformer
-    return _load_sentence_transformer(str(minilm_model_dir()))
+    return sentence_transformer()
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

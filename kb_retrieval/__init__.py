@@ -16,8 +16,11 @@ Ask (a guest email becomes an evidence pack with a verdict):
     retrieval/               candidates (vector + BM25, snapshot or SQL), scoring, selection,
                              conflicts, verdict and the evidence pack; the snapshot keeps its
                              exact vectors and rows in a memory-mapped spill file (spill.py)
+    retrieval/snapshot.py    TenantSnapshot: built from the tenant's rows, scopes per date; its
+                             legs are mixins in snapshot_vectors.py and snapshot_lexical.py
     service.py               one entry point: database, embedder, serving release, retriever
 
-Shared: text/ (analyzer, sentences, quantities), models.py (enums, records), db/ (server,
+Shared: text/ (analyzer, sentences, quantities; the quantities' patterns and topics in
+quantity_patterns.py and quantity_topics.py), models.py (enums, records), db/ (server,
 connections, migrations), releases.py (release registry), freshness.py (staleness report).
 """

@@ -9,12 +9,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from kb_retrieval.embedding_onnx import onnx_query_encoder, query_encoder_choice
 from kb_retrieval.model_files import load_fast_tokenizer, minilm_model_dir
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 DIMENSIONS = 384
 
@@ -67,8 +70,15 @@ def split_windows(text: str, offsets: Sequence[tuple[int, int]], config: WindowC
 TORCH_THREADS_ENV = "KB_TORCH_THREADS"
 
 
+def sentence_transformer(model_dir: str | None = None) -> SentenceTransformer:
+    """The SentenceTransformer that `MiniLMEmbedder` encodes with, for `model_dir` (default: the
+    packaged all-MiniLM-L6-v2): loaded on first use, then shared by every caller in the process.
+    Raises ValueError when `KB_TORCH_THREADS` is not a positive integer."""
+    return _load_sentence_transformer(model_dir or str(minilm_model_dir()))
+
+
 @lru_cache(maxsize=2)
-def _load_sentence_transformer(model_dir: str):  # -> SentenceTransformer
+def _load_sentence_transformer(model_dir: str) -> SentenceTransformer:
     """Load once per process; `KB_TORCH_THREADS` pins torch's intra-op threads (default: cores).
 
     bench/retrieval.py measures query embedding with 1 and 2 threads: 2 is faster on an idle
@@ -105,7 +115,7 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        model = _load_sentence_transformer(self.model_dir)
+        model = sentence_transformer(self.model_dir)
         with self._lock:
             vectors = model.encode(
                 list(texts),
@@ -134,7 +144,7 @@ class MiniLMEmbedder:
                 return encoder.encode(texts)
         import torch
 
-        model = _load_sentence_transformer(self.model_dir)
+        model = sentence_transformer(self.model_dir)
         with self._lock, torch.inference_mode():
             vectors = model(model.preprocess(list(texts)))["sentence_embedding"]
         return np.asarray(vectors.numpy(), dtype=np.float32)

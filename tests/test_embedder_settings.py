@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kb_retrieval.embedding import TORCH_THREADS_ENV, _load_sentence_transformer
+from kb_retrieval.embedding import TORCH_THREADS_ENV, sentence_transformer
 
 
 def test_torch_threads_setting_is_validated(monkeypatch) -> None:
     monkeypatch.setenv(TORCH_THREADS_ENV, "two")
     with pytest.raises(ValueError, match=TORCH_THREADS_ENV):
-        _load_sentence_transformer.__wrapped__("/nonexistent-model-dir")
+        sentence_transformer("/nonexistent-model-dir")
 
 
 def test_query_path_gives_the_vectors_of_embed(minilm, monkeypatch) -> None:

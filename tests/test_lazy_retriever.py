@@ -34,7 +34,7 @@ def minilm_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
         raise ModelTouched("the real model was touched")
 
     monkeypatch.setattr(MiniLMEmbedder, "__init__", refuse)
-    monkeypatch.setattr(embedding, "_load_sentence_transformer", refuse)
+    monkeypatch.setattr(embedding, "sentence_transformer", refuse)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from kb_retrieval.embedding_onnx import (
     quantized_choice,
     quantized_path,
 )
-from kb_retrieval.retrieval.snapshot import _best_chunks_per_column
+from kb_retrieval.retrieval.snapshot_vectors import best_chunks_per_column
 
 TEXTS = [
     "Can we bring our own bikes on the lakeside cycling week, or do you rent them?",
@@ -81,7 +81,7 @@ def test_batched_chunk_ranking_equals_the_per_column_loop(seed):
     # Few distinct values: ties between chunks and between one chunk's windows.
     exact = rng.integers(-4, 5, (len(windows), columns)).astype(np.float32) / 4
     size = int(rng.integers(1, 40))
-    got = _best_chunks_per_column(picked, finite, windows, exact, window_chunk, size)
+    got = best_chunks_per_column(picked, finite, windows, exact, window_chunk, size)
     want = _per_column_reference(picked, finite, windows, exact, window_chunk, size)
     assert len(got) == len(want) == columns
     for a, b in zip(got, want, strict=True):
