@@ -74,7 +74,7 @@ class RetrievalConfig(BaseModel):
         "scale): chunks under it are kept, marked `low_relevance` (spec 7.5)",
     )
     relevance_floor: float = Field(
-        0.02,
+        0.005,
         description="spec 7 minimal relevance floor: candidates under it never enter a "
         "pack; a pack holds at least `pack_min` chunks whenever that many pass it",
     )
@@ -98,6 +98,13 @@ class RetrievalConfig(BaseModel):
     max_per_document: int = 2
     per_document_drop: float = 0.15
     trip_match_boost: float = 0.08
+    soft_signal_logit_scale: float = Field(
+        8.0,
+        description="> 0: the soft signals of spec 6.2 move the relevance's log-odds by this "
+        "many per unit (a +0.08 trip match is x1.9 on the odds at any relevance); 0: they are "
+        "added to the probability, which swamps relevance under 0.1 (docs/retrieval.md, "
+        "session 12)",
+    )
     ambiguity_margin: float = 0.08
     bm25_k1: float = 0.9
     bm25_b: float = 0.4

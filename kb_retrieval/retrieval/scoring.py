@@ -20,6 +20,7 @@ from kb_retrieval.retrieval.ranker import add_rank_features
 from kb_retrieval.text.analyzer import analyze
 
 EXPANSION_DISCOUNT = 0.9
+LOGIT_EPSILON = 1e-6
 
 
 def sigmoid(x: float) -> float:
@@ -167,10 +168,25 @@ def rank_score(
     candidate: Candidate, as_of: date, config: RetrievalConfig, base: float | None = None
 ) -> float:
     """Relevance (or `base`: the learned ranker's probability) plus the soft signals of spec
-    6.2 (ordering only, never the tier)."""
+    6.2 (ordering only, never the tier); with `soft_signal_logit_scale` the signals move the
+    probability's log-odds instead (`scale` log-odds per unit of signal)."""
+    probability = candidate.relevance if base is None else base
+    scale = config.soft_signal_logit_scale
+    if scale <= 0:
+        return soft_signals(candidate, as_of, config, probability)
+    clipped = min(max(probability, LOGIT_EPSILON), 1 - LOGIT_EPSILON)
+    return sigmoid(
+        math.log(clipped / (1 - clipped)) + scale * soft_signals(candidate, as_of, config)
+    )
+
+
+def soft_signals(
+    candidate: Candidate, as_of: date, config: RetrievalConfig, start: float = 0.0
+) -> float:
+    """`start` plus spec 6.2's soft signals: priority, review and effective-date recency, the
+    stale penalty and the trip-date match."""
     version = candidate.version
-    score = candidate.relevance if base is None else base
-    score += config.priority_weight * max(
+    score = start + config.priority_weight * max(
         -config.priority_cap, min(config.priority_cap, version.priority)
     )
     if version.last_reviewed_at is not None:
