@@ -194,7 +194,9 @@ def decide(
         for c in pack
         if c.confidence >= config.unknown_threshold and not is_low_relevance(c, config)
     ]
-    top = max((c.confidence for c in pack), default=0.0)
+    # The confidence a draft would rest on: a chunk under the low-relevance line never grounds
+    # one, so its confidence does not lift the low-confidence flag either.
+    top = max((c.confidence for c in usable), default=0.0)
     # A policy-like claim can only be grounded by its authoritative categories, so "stale only"
     # is judged on those usable chunks (a fresh brochure does not make a stale policy current).
     # Without a usable chunk, the plausible ones are what a person reviewing would read.
@@ -288,10 +290,12 @@ def warning_reasons(flags: dict[str, bool]) -> set[ReasonCode]:
 
 def low_confidence_reviews(plan: QueryPlan) -> bool:
     """A usable but low-confidence answer (0.65 <= top < 0.72) goes to a person when the e-mail
-    is sensitive or policy-like (a wrong rule or commitment costs the operator); for any other
-    question it is a warning on a draft, like a conflict on a non-sensitive topic (spec 9.3
-    lists no review for low confidence alone)."""
-    return bool(plan.sensitivity) or plan.exception_request or plan.policy_like
+    is sensitive or an exception request; for any other question, policy-like ones included, it
+    is a warning on a draft, as a conflict on a non-sensitive topic is (spec 6: "for
+    non-sensitive topics, allow draft generation with explicit internal warning"; spec 7 lists
+    no review for low confidence alone). A policy-like question still needs its authoritative
+    source (MISSING_REQUIRED_PRECEDENCE reviews it otherwise)."""
+    return bool(plan.sensitivity) or plan.exception_request
 
 
 def plausible(pack: Sequence[Candidate], config: RetrievalConfig) -> list[Candidate]:

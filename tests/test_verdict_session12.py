@@ -1,0 +1,64 @@
+"""Issue 12, session 12: the verdict rules on the remaining rule-decided misses (fresh examples;
+no golden e-mail is repeated)."""
+
+from __future__ import annotations
+
+from kb_retrieval.models import Category, ReasonCode
+from kb_retrieval.query.plan import build_query_plan
+from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.verdict import decide, low_confidence_reviews
+from tests.test_verdict_session10 import _chunk
+
+CONFIG = RetrievalConfig()
+TERMS_BALANCE = (
+    "5. Paying for your place. The remaining balance must reach us 50 days before the date "
+    "your river week starts."
+)
+NEWSLETTER = "Spring letter: our guides spent March mapping new campsites along the gorge."
+DAMAGE_DEPOSIT = "Renters of our canoes leave a refundable damage bond of EUR 80 at the boathouse."
+
+
+def _between_lines() -> float:
+    """A confidence that is usable (>= 0.65) but low (< 0.72)."""
+    value = (CONFIG.unknown_threshold + CONFIG.low_confidence_threshold) / 2
+    assert CONFIG.unknown_threshold <= value < CONFIG.low_confidence_threshold
+    return value
+
+
+def _codes(verdict) -> set[str]:
+    return {r.value for r in verdict.reason_codes}
+
+
+def test_a_policy_question_answered_by_its_terms_at_low_confidence_is_drafted_with_a_warning():
+    plan = build_query_plan("When does the rest of the payment for our canoe week fall due?")
+    assert plan.policy_like and not plan.sensitivity and not low_confidence_reviews(plan)
+    terms = _chunk("terms_5", Category.TERMS_POLICY, _between_lines(), 0.6, TERMS_BALANCE)
+    verdict = decide(plan, [terms], CONFIG)
+    assert verdict.outcome.value == "OK_TO_DRAFT"
+    assert _codes(verdict) == {"LOW_CONFIDENCE"} and verdict.flags["low_confidence"]
+
+
+def test_a_policy_question_without_its_authoritative_source_still_goes_to_a_person():
+    plan = build_query_plan("When does the rest of the payment for our canoe week fall due?")
+    faq = _chunk("faq_2", Category.FAQ, _between_lines(), 0.6, "Pay the rest 50 days ahead.")
+    verdict = decide(plan, [faq], CONFIG)
+    assert ReasonCode.MISSING_REQUIRED_PRECEDENCE in verdict.reason_codes
+    assert verdict.outcome.value == "NEEDS_REVIEW"
+
+
+def test_a_sensitive_question_at_low_confidence_still_goes_to_a_person():
+    plan = build_query_plan("If I pull out of the canoe week, do I get my money back?")
+    assert plan.sensitivity and low_confidence_reviews(plan)
+    terms = _chunk("terms_7", Category.TERMS_POLICY, _between_lines(), 0.6, TERMS_BALANCE)
+    assert decide(plan, [terms], CONFIG).outcome.value == "NEEDS_REVIEW"
+
+
+def test_a_chunk_under_the_low_relevance_line_does_not_lift_the_low_confidence_flag():
+    plan = build_query_plan("Can we hire a canoe trailer at the boathouse for the weekend?")
+    usable = _chunk("faq_4", Category.FAQ, _between_lines(), 0.6, DAMAGE_DEPOSIT)
+    letter = _chunk("news_1", Category.MARKETING, 0.9, CONFIG.score_floor / 2, NEWSLETTER)
+    verdict = decide(plan, [letter, usable], CONFIG)
+    assert verdict.flags["low_confidence"]
+    assert ReasonCode.LOW_CONFIDENCE in verdict.reason_codes
+    alone = decide(plan, [letter], CONFIG)
+    assert alone.flags["low_confidence"] and alone.outcome.value == "UNKNOWN"
