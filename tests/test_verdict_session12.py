@@ -3,6 +3,8 @@ no golden e-mail is repeated)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kb_retrieval.models import Category, ReasonCode
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.config import RetrievalConfig
@@ -62,3 +64,48 @@ def test_a_chunk_under_the_low_relevance_line_does_not_lift_the_low_confidence_f
     assert ReasonCode.LOW_CONFIDENCE in verdict.reason_codes
     alone = decide(plan, [letter], CONFIG)
     assert alone.flags["low_confidence"] and alone.outcome.value == "UNKNOWN"
+
+
+CANOE_JUNE = (
+    "Green Gorge Canoe Week - departure 6 June. Seven days on the river from Pine Landing. "
+    "The week costs EUR 1,380 per person in a shared tent. Launch is at 10:00 on day one."
+)
+CANOE_AUGUST = (
+    "Green Gorge Canoe Week - departure 15 August. Seven days on the river from Pine Landing. "
+    "The week costs EUR 1,290 per person in a shared tent. Launch is at 08:30 on day one."
+)
+
+
+def _departure(chunk: str, title: str, confidence: float, text: str):
+    c = _chunk(chunk, Category.TRIP_ITINERARY, confidence, 0.6, text)
+    c.version = replace(c.version, title=title, doc_id=chunk.rsplit("_", 1)[0])
+    return c
+
+
+def _two_departures():
+    return [
+        _departure("june_0", "Green Gorge Canoe Week - 6 June", 0.8, CANOE_JUNE),
+        _departure("august_0", "Green Gorge Canoe Week - 15 August", 0.5, CANOE_AUGUST),
+    ]
+
+
+def test_two_departures_stating_no_age_do_not_make_an_age_question_ask_which_departure():
+    plan = build_query_plan("My nephew turns 10 this winter - could he come on the canoe week?")
+    assert "age" in plan.intents and not plan.dates
+    verdict = decide(plan, _two_departures(), CONFIG)
+    assert ReasonCode.AMBIGUOUS_CONTEXT not in verdict.reason_codes
+
+
+def test_two_departures_stating_different_launch_times_still_ask_which_departure():
+    plan = build_query_plan("What time is the launch on day one of the canoe week?")
+    verdict = decide(plan, _two_departures(), CONFIG)
+    assert ReasonCode.AMBIGUOUS_CONTEXT in verdict.reason_codes
+    assert verdict.outcome.value == "ASK_CLARIFYING_QUESTION"
+
+
+def test_an_age_stated_by_one_departure_keeps_the_age_question_open():
+    june = CANOE_JUNE + " On the canoe week, children aged 12 and over may come with a parent."
+    pack = _two_departures()
+    pack[0] = _departure("june_0", "Green Gorge Canoe Week - 6 June", 0.8, june)
+    plan = build_query_plan("My nephew turns 10 this winter - could he come on the canoe week?")
+    assert ReasonCode.AMBIGUOUS_CONTEXT in decide(plan, pack, CONFIG).reason_codes

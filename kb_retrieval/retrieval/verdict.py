@@ -16,6 +16,7 @@ from kb_retrieval.retrieval.denial_conflicts import asks_money_back, denial_conf
 from kb_retrieval.retrieval.departure_agreement import (
     departures_agree,
     departures_differ_within,
+    states_kind_asked,
 )
 from kb_retrieval.retrieval.precedence import precedence_met
 from kb_retrieval.retrieval.selection import is_low_relevance
@@ -132,9 +133,16 @@ def is_ambiguous(
         departures = {c.version.doc_id for c in _same_trip_departures(pack, usable[0])}
         if departures:
             departures.add(usable[0].version.doc_id)
-        open_docs = close_docs if len(close_docs) >= 2 else set()
-        if (open_docs or departures) and not departures_agree(
-            plan, itineraries, open_docs | departures, [*pack, *outside]
+        open_docs = (close_docs if len(close_docs) >= 2 else set()) | departures
+        if (
+            open_docs
+            and (
+                bool(LOGISTICS_INTENTS.intersection(plan.intents))
+                or states_kind_asked(
+                    plan, [c for c in [*pack, *usable] if c.version.doc_id in open_docs]
+                )
+            )
+            and not departures_agree(plan, itineraries, open_docs, [*pack, *outside])
         ):
             return True
     return _unnamed_trip_logistics(plan, usable if weak else pack, plausible(pack, config))
