@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from kb_retrieval.models import Category, ReasonCode
 from kb_retrieval.query.plan import build_query_plan
+from kb_retrieval.retrieval.audience import not_for_guests
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.verdict import decide, low_confidence_reviews
 from tests.test_verdict_session10 import _chunk
@@ -109,3 +110,38 @@ def test_an_age_stated_by_one_departure_keeps_the_age_question_open():
     pack[0] = _departure("june_0", "Green Gorge Canoe Week - 6 June", 0.8, june)
     plan = build_query_plan("My nephew turns 10 this winter - could he come on the canoe week?")
     assert ReasonCode.AMBIGUOUS_CONTEXT in decide(plan, pack, CONFIG).reason_codes
+
+
+def test_a_charge_for_a_service_is_a_price_and_charging_a_car_is_no_payment():
+    fee = build_query_plan("Do you add a charge for opening our own bottle at the farm dinner?")
+    assert "price" in fee.intents and "payment" not in fee.intents and not fee.policy_like
+    van = build_query_plan("Can we plug in and charge the camper van at the campsite overnight?")
+    assert "payment" not in van.intents and not van.policy_like
+    card = build_query_plan("Please charge the outstanding amount to my Amex card.")
+    assert "payment" in card.intents and card.policy_like
+    billed = build_query_plan("Why were we charged twice for the room upgrade?")
+    assert "payment" in billed.intents and billed.policy_like
+
+
+SUPPLIER_RATES = (
+    "Boatyard contacts and rates for the office. The slipway fee is EUR 40 per launch and "
+    "shore power is free at pontoon B. These are our supplier terms; they do not apply to guests."
+)
+STAFF_ONLY = "Crew handbook (internal, do not forward to guests). Each raft carries six guests."
+
+
+def test_text_that_says_it_does_not_apply_to_guests_grounds_no_draft():
+    assert not_for_guests(SUPPLIER_RATES)
+    assert not_for_guests("Prices for the office. Do not quote these rates in guest emails.")
+    assert not not_for_guests(STAFF_ONLY)
+    plan = build_query_plan("Is there somewhere to plug in an electric van at the pontoon?")
+    rates = _chunk("yard_0", Category.OPERATIONS_INTERNAL, 0.85, 0.6, SUPPLIER_RATES)
+    verdict = decide(plan, [rates], CONFIG)
+    assert verdict.outcome.value == "UNKNOWN"
+    assert _codes(verdict) == {"NO_EVIDENCE"} and verdict.flags["low_confidence"]
+
+
+def test_a_fact_from_a_document_only_marked_internal_can_still_be_drafted():
+    plan = build_query_plan("How many guests ride in each raft on the canyon day?")
+    crew = _chunk("crew_0", Category.OPERATIONS_INTERNAL, 0.85, 0.6, STAFF_ONLY)
+    assert decide(plan, [crew], CONFIG).outcome.value == "OK_TO_DRAFT"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from kb_retrieval.models import HIGH_PRECEDENCE, Category, Outcome, ReasonCode
 from kb_retrieval.query.plan import QueryPlan, mentions_intent
 from kb_retrieval.query.trips import same_trip
+from kb_retrieval.retrieval.audience import not_for_guests
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflict_scope import bears_on, claim_conflicts, question_topics
@@ -197,10 +198,13 @@ def decide(
             Outcome.ASK_CLARIFYING_QUESTION, (ReasonCode.QUERY_TOO_VAGUE,), flags, (), sensitive
         )
     # A chunk the pack marks low relevance (spec 7.5) is context, never the grounding of a draft.
+    # Nor is text that says it is not for guests ("for office use", "do not quote it to guests").
     usable = [
         c
         for c in pack
-        if c.confidence >= config.unknown_threshold and not is_low_relevance(c, config)
+        if c.confidence >= config.unknown_threshold
+        and not is_low_relevance(c, config)
+        and not not_for_guests(c.text)
     ]
     # The confidence a draft would rest on: a chunk under the low-relevance line never grounds
     # one, so its confidence does not lift the low-confidence flag either.
