@@ -9,6 +9,7 @@ from kb_retrieval.models import Category, ReasonCode
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.audience import not_for_guests
 from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.conflicts import facts_of
 from kb_retrieval.retrieval.verdict import decide, low_confidence_reviews
 from tests.test_verdict_session10 import _chunk
 
@@ -145,3 +146,19 @@ def test_a_fact_from_a_document_only_marked_internal_can_still_be_drafted():
     plan = build_query_plan("How many guests ride in each raft on the canyon day?")
     crew = _chunk("crew_0", Category.OPERATIONS_INTERNAL, 0.85, 0.6, STAFF_ONLY)
     assert decide(plan, [crew], CONFIG).outcome.value == "OK_TO_DRAFT"
+
+
+def test_the_visa_card_brand_is_no_permit_question():
+    card = build_query_plan("Is it fine to settle the remaining amount with my Visa debit card?")
+    assert "permit" not in card.intents
+    paid = build_query_plan("We would like to pay the rest with my Visa.")
+    assert "permit" not in paid.intents and "payment" in paid.intents
+    entry = build_query_plan("Does my partner need a visa to enter Iceland for the glacier week?")
+    assert "permit" in entry.intents and entry.policy_like
+
+
+def test_a_grace_period_after_a_reminder_is_not_the_payment_window():
+    grace = "If the balance is late we send a written reminder, allowing 7 days for payment."
+    assert not facts_of(grace)
+    due = "The balance is due 56 days before departure; we send a written reminder."
+    assert any(key[2] == "payment_due" for key in facts_of(due))

@@ -72,7 +72,9 @@ INTENT_PATTERNS: dict[str, str] = {
     r"|his|her) (?:\w+ )?(?:card|account|visa|mastercard|amex)\b"
     r"|\bgift (?:cards?|certificates?|vouchers?)\b",
     # Whether a permit, licence or visa is required is a legal requirement (spec 3.6).
-    "permit": r"\bpermits?\b|\blicen[cs]es?\b|\bvisas?\b",
+    # (Not the card brand: "my Visa card", "pay with my Visa".)
+    "permit": r"\bpermits?\b|\blicen[cs]es?\b"
+    r"|(?<!to my )(?<!on my )(?<!by my )(?<!with my )\bvisas?\b(?! (?:debit |credit )?cards?\b)",
     "pickup": r"\bpick[- ]?ups?\b|\bpick (?:me|us) up\b|\bdrop[- ]?offs?\b|(?<!bank )\btransfers?\b"
     r"|\bshuttles?\b|\bairport\b|\bmeet(?:ing)? (?:point|place|location)\b"
     r"|\bwhere (?:do|should|will|shall) (?:we|i) meet\b"
