@@ -160,5 +160,5 @@ def test_the_visa_card_brand_is_no_permit_question():
 def test_a_grace_period_after_a_reminder_is_not_the_payment_window():
     grace = "If the balance is late we send a written reminder, allowing 7 days for payment."
     assert not facts_of(grace)
-    due = "The balance is due 56 days before departure; we send a written reminder."
+    due = "Your balance must reach us 56 days ahead of the trip; we send a written reminder."
     assert any(key[2] == "payment_due" for key in facts_of(due))
