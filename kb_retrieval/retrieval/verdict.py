@@ -198,7 +198,7 @@ def decide(
             Outcome.ASK_CLARIFYING_QUESTION, (ReasonCode.QUERY_TOO_VAGUE,), flags, (), sensitive
         )
     # A chunk the pack marks low relevance (spec 7.5) is context, never the grounding of a draft.
-    # Nor is text that says it is not for guests ("for office use", "do not quote it to guests").
+    # Nor is text that says it is not for guests ("do not quote it", "does not apply to guests").
     usable = [
         c
         for c in pack
