@@ -90,13 +90,14 @@ def test_a_sensitive_question_or_a_conflict_needs_the_authoritative_chunk_itself
 
 
 def test_the_intent_word_alone_is_not_an_answer_sentence():
-    # "charge" here is a car's battery; the terms' "charges" are money: the only shared word is
-    # the intent's own vocabulary, so the sentence does not answer the question.
-    plan = build_query_plan("Is there somewhere to charge an electric car at the harbour?")
+    # "balance" here is a gym's board; the terms' "balance" is money: the only shared word is
+    # the intent's own vocabulary, so the sentence does not answer the question. (Session 12:
+    # charging a car is no longer the payment intent at all.)
+    plan = build_query_plan("Is there a balance board in the gym of the harbour hotel?")
     assert "payment" in plan.intents
-    text = "Cancellation charges are 30% of the price up to 60 days before departure."
+    text = "The balance of 70% of the price falls due 60 days before departure."
     assert not states_answer(plan, text)
-    asked = build_query_plan("What are the cancellation charges 60 days before departure?")
+    asked = build_query_plan("When is the balance due before departure?")
     assert states_answer(asked, text)
 
 

@@ -31,14 +31,9 @@ def test_low_confidence_on_a_plain_question_is_a_warning_on_a_draft():
     assert verdict.flags["low_confidence"]
 
 
-def test_low_confidence_on_a_policy_or_sensitive_question_goes_to_a_person():
-    text = "Terms, 5. Your remaining balance must reach us 50 days before the departure date."
-    pack = [cand("terms_5", Category.TERMS_POLICY, _between_lines(), text)]
-    payment = build_query_plan("By when do I have to pay the remaining balance?")
-    assert payment.policy_like and low_confidence_reviews(payment)
-    verdict = decide(payment, pack, CONFIG)
-    assert verdict.outcome.value == "NEEDS_REVIEW"
-    assert "LOW_CONFIDENCE" in [r.value for r in verdict.reason_codes]
+def test_low_confidence_on_a_sensitive_question_goes_to_a_person():
+    """Session 12: a policy-like question that is not sensitive is drafted with the warning
+    (tests/test_verdict_session12.py)."""
     medical = build_query_plan("I take heart medication, is that a problem on the e-bike day?")
     assert medical.sensitivity and low_confidence_reviews(medical)
     faq = [cand("faq_3", Category.SAFETY_MEDICAL, _between_lines(), BIKE_FAQ)]

@@ -45,8 +45,10 @@ ASKED_KIND_PATTERNS: dict[str, tuple[str, ...]] = {
 _ASKED = {kind: re.compile("|".join(patterns)) for kind, patterns in ASKED_KIND_PATTERNS.items()}
 
 
+@lru_cache(maxsize=4096)
 def asked_kinds(text: str) -> frozenset[str]:
-    """Quantity kinds the question asks for (case-folded matching)."""
+    """Quantity kinds the question asks for (case-folded matching; cached per text: the
+    scorer, the pool features and the verdict each ask it of one e-mail)."""
     folded = text.casefold()
     return frozenset(kind for kind, pattern in _ASKED.items() if pattern.search(folded))
 

@@ -65,10 +65,16 @@ INTENT_PATTERNS: dict[str, str] = {
     "packing": r"\bpack(?:ing)?\b|\bgear\b|\bequipment\b|\bcloth(?:es|ing)\b|\bboots\b"
     r"|\bwhat (?:to|should i|should we) (?:bring|wear)\b|\bsleeping bags?\b|\brent(?:al)?\b",
     "payment": r"\bpay(?:s|ing|ment|ments|able)?\b|\bpaid\b|\binstal?lments?\b|\binvoices?\b"
-    r"|\bbalance\b|\bcredit card\b|\bcharg(?:e|ed|es)\b|\bbank transfer\b"
+    r"|\bbalance\b|\bcredit card\b|\bbank transfer\b"
+    # a charge put on a card or an account, or one made ("we were charged"), is a payment;
+    # "a charge for corkage" is a price, "charge it" (a car, a phone) neither
+    r"|\bcharged\b|\bcharg(?:e|es|ing)\b[^.?!\n]{0,25}\b(?:to|on|onto) (?:my|our|the|a|your"
+    r"|his|her) (?:\w+ )?(?:card|account|visa|mastercard|amex)\b"
     r"|\bgift (?:cards?|certificates?|vouchers?)\b",
     # Whether a permit, licence or visa is required is a legal requirement (spec 3.6).
-    "permit": r"\bpermits?\b|\blicen[cs]es?\b|\bvisas?\b",
+    # (Not the card brand: "my Visa card", "pay with my Visa".)
+    "permit": r"\bpermits?\b|\blicen[cs]es?\b"
+    r"|(?<!to my )(?<!on my )(?<!by my )(?<!with my )\bvisas?\b(?! (?:debit |credit )?cards?\b)",
     "pickup": r"\bpick[- ]?ups?\b|\bpick (?:me|us) up\b|\bdrop[- ]?offs?\b|(?<!bank )\btransfers?\b"
     r"|\bshuttles?\b|\bairport\b|\bmeet(?:ing)? (?:point|place|location)\b"
     r"|\bwhere (?:do|should|will|shall) (?:we|i) meet\b"
@@ -77,6 +83,7 @@ INTENT_PATTERNS: dict[str, str] = {
     r"|\b(?:what time|when) (?:do|does|will|would|should|shall) (?:we|i|you|it|the \w+)"
     r" (?:get back|come back|return|finish|end)\b|\b(?:return|finish|finishing|end) time\b",
     "price": r"\bprices?\b|\bpricing\b|\bcosts?\b|\bhow much\b|\bfees?\b|\bdiscounts?\b"
+    r"|\bcharges?\b(?! (?:it|them|my|our|the|a|your|his|her)\b)"
     r"|\bpromo\w*|\bsupplements?\b|\bgratuit\w*|\btipping\b",
     "refund": r"\brefund\w*|\breimburs\w*|\bmoney back\b|\bcredit note\b|\bvouchers?\b",
     "safety": r"\bsafe(?:ty)?\b|\bunsafe\b|\bhelmets?\b|\bpfds?\b|\blife ?(?:jackets?|vests?)\b"

@@ -189,6 +189,11 @@ _FROM_DEADLINE_RE = re.compile(
     r"# (?:before|after|prior to|ahead of|past|from)(?: [^\s#]+){0,4}?"
     r" (?:due dates?|deadlines?|(?:falls?|is|are|becomes?) due)\b"
 )
+# A period granted to pay after a reminder or a request ("allowing 5 days for payment").
+_GRACE_RE = re.compile(
+    r"\b(?:allow|allows|allowing|give|gives|giving|grant|grants|granting)(?: [^\s#]+){0,2} #"
+    r" (?:for (?:payment|paying)|to pay)\b"
+)
 _SERVICE_HOURS_RE = re.compile(
     r"# (?:a day |per day )?(?:emergency|telephone|phone|line|lines|hotline|helpline|service"
     r"|support|number|desk|reception|assistance|access|help)\b"
@@ -196,11 +201,15 @@ _SERVICE_HOURS_RE = re.compile(
 
 
 def states_window(quantity: Quantity) -> bool:
-    """False for a duration counted from another deadline or naming a service's hours."""
+    """False for a duration counted from another deadline, naming a service's hours or granted
+    to pay after a reminder ("allowing 5 days for payment")."""
     if quantity.kind != "duration":
         return True
+    context = quantity.context
     return not (
-        _FROM_DEADLINE_RE.search(quantity.context) or _SERVICE_HOURS_RE.search(quantity.context)
+        _FROM_DEADLINE_RE.search(context)
+        or _SERVICE_HOURS_RE.search(context)
+        or _GRACE_RE.search(context)
     )
 
 

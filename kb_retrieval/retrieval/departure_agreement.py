@@ -18,7 +18,7 @@ from functools import lru_cache
 from itertools import combinations
 from typing import NamedTuple
 
-from kb_retrieval.query.answer_type import asked_kinds
+from kb_retrieval.query.answer_type import asked_kinds, stated_kinds
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.text.analyzer import analyze, find_dates, normalize_text, prepare
@@ -179,3 +179,19 @@ def _dated_sentences(
         quantities = tuple((q.kind, q.label) for q in extract_quantities(sentence))
         out.append((dates, frozenset(analyze(sentence)), quantities))
     return tuple(out)
+
+
+def states_kind_asked(plan: QueryPlan, chunks: Sequence[Candidate]) -> bool:
+    """Whether the departures' `chunks` could decide the answer: True unless the question asks
+    for a kind of value (`asked_kinds`: an age, a price, a time; an age also when it speaks of a
+    guest's age, the age intent) that none of them states anywhere (tables included). Two
+    departures' itineraries that state no age do not make "is she old enough" depend on which
+    departure the guest takes. A time of day asked is a departure's own logistics: always True
+    (one chunk of an itinerary may hold the times of another)."""
+    kinds = asked_kinds(plan.guest_text or plan.normalized_text)
+    if "age" in plan.intents:
+        kinds |= {"age"}
+    if not kinds or "time_of_day" in kinds:
+        return True
+    wanted = kinds | {"percent"} if "currency" in kinds else kinds
+    return any(wanted & stated_kinds(c.text) for c in chunks)

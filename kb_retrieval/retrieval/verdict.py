@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from kb_retrieval.models import HIGH_PRECEDENCE, Category, Outcome, ReasonCode
 from kb_retrieval.query.plan import QueryPlan, mentions_intent
 from kb_retrieval.query.trips import same_trip
+from kb_retrieval.retrieval.audience import not_for_guests
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflict_scope import bears_on, claim_conflicts, question_topics
@@ -16,6 +17,7 @@ from kb_retrieval.retrieval.denial_conflicts import asks_money_back, denial_conf
 from kb_retrieval.retrieval.departure_agreement import (
     departures_agree,
     departures_differ_within,
+    states_kind_asked,
 )
 from kb_retrieval.retrieval.precedence import precedence_met
 from kb_retrieval.retrieval.selection import is_low_relevance
@@ -132,9 +134,16 @@ def is_ambiguous(
         departures = {c.version.doc_id for c in _same_trip_departures(pack, usable[0])}
         if departures:
             departures.add(usable[0].version.doc_id)
-        open_docs = close_docs if len(close_docs) >= 2 else set()
-        if (open_docs or departures) and not departures_agree(
-            plan, itineraries, open_docs | departures, [*pack, *outside]
+        open_docs = (close_docs if len(close_docs) >= 2 else set()) | departures
+        if (
+            open_docs
+            and (
+                bool(LOGISTICS_INTENTS.intersection(plan.intents))
+                or states_kind_asked(
+                    plan, [c for c in [*pack, *usable] if c.version.doc_id in open_docs]
+                )
+            )
+            and not departures_agree(plan, itineraries, open_docs, [*pack, *outside])
         ):
             return True
     return _unnamed_trip_logistics(plan, usable if weak else pack, plausible(pack, config))
@@ -189,12 +198,17 @@ def decide(
             Outcome.ASK_CLARIFYING_QUESTION, (ReasonCode.QUERY_TOO_VAGUE,), flags, (), sensitive
         )
     # A chunk the pack marks low relevance (spec 7.5) is context, never the grounding of a draft.
+    # Nor is text that says it is not for guests ("do not quote it", "does not apply to guests").
     usable = [
         c
         for c in pack
-        if c.confidence >= config.unknown_threshold and not is_low_relevance(c, config)
+        if c.confidence >= config.unknown_threshold
+        and not is_low_relevance(c, config)
+        and not not_for_guests(c.text)
     ]
-    top = max((c.confidence for c in pack), default=0.0)
+    # The confidence a draft would rest on: a chunk under the low-relevance line never grounds
+    # one, so its confidence does not lift the low-confidence flag either.
+    top = max((c.confidence for c in usable), default=0.0)
     # A policy-like claim can only be grounded by its authoritative categories, so "stale only"
     # is judged on those usable chunks (a fresh brochure does not make a stale policy current).
     # Without a usable chunk, the plausible ones are what a person reviewing would read.
@@ -288,10 +302,12 @@ def warning_reasons(flags: dict[str, bool]) -> set[ReasonCode]:
 
 def low_confidence_reviews(plan: QueryPlan) -> bool:
     """A usable but low-confidence answer (0.65 <= top < 0.72) goes to a person when the e-mail
-    is sensitive or policy-like (a wrong rule or commitment costs the operator); for any other
-    question it is a warning on a draft, like a conflict on a non-sensitive topic (spec 9.3
-    lists no review for low confidence alone)."""
-    return bool(plan.sensitivity) or plan.exception_request or plan.policy_like
+    is sensitive or an exception request; for any other question, policy-like ones included, it
+    is a warning on a draft, as a conflict on a non-sensitive topic is (spec 6: "for
+    non-sensitive topics, allow draft generation with explicit internal warning"; spec 7 lists
+    no review for low confidence alone). A policy-like question still needs its authoritative
+    source (MISSING_REQUIRED_PRECEDENCE reviews it otherwise)."""
+    return bool(plan.sensitivity) or plan.exception_request
 
 
 def plausible(pack: Sequence[Candidate], config: RetrievalConfig) -> list[Candidate]:
