@@ -70,6 +70,7 @@ NEGATIVES = 3
 UNANSWERABLE = 4
 BAND_LOW = 0.45
 EPSILON = 1e-6
+NO_SCORE = -30.0  # a case without candidates: below any pair's logit
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,8 @@ class _Scored:
     scores: list[float]
 
 
-def _scored(held: _Held) -> _Scored:
+def _scored(held: _Held, with_pairs: bool = True) -> _Scored:
+    """`held`'s `K` most confident candidates (their passages too when `with_pairs`)."""
     pool = held.args[2]
     order = sorted(range(len(pool)), key=lambda i: (-held.original[i], i))[:K]
     text = _text_of(held.args[1])
@@ -140,7 +142,8 @@ def _scored(held: _Held) -> _Scored:
         )
         for i in order
     ]
-    return _Scored(held, order, labels, [_pair(text, pool[i].text) for i in order], [])
+    pairs = [_pair(text, pool[i].text) for i in order] if with_pairs else []
+    return _Scored(held, order, labels, pairs, [])
 
 
 def _finish_with(fold: Retriever, held: _Held, confidences: Sequence[float]) -> CaseResult:
@@ -212,7 +215,7 @@ def gate_variants(
     combined = combination(train, ["top", "ce_max"])
 
     def promote(v: CaseValues, conf: list[float]) -> list[float]:
-        if not (BAND_LOW <= v.top < draft and v.ce_max >= promote_at):
+        if not conf or not (BAND_LOW <= v.top < draft and v.ce_max >= promote_at):
             return conf
         top = max(range(len(conf)), key=lambda i: (conf[i], -i))
         return [draft if i == top else c for i, c in enumerate(conf)]
@@ -226,6 +229,8 @@ def gate_variants(
         return promote(v, demote(v, conf))
 
     def combine(v: CaseValues, conf: list[float]) -> list[float]:
+        if not conf:
+            return conf
         top = max(range(len(conf)), key=lambda i: (conf[i], -i))
         return [combined(v) if i == top else c for i, c in enumerate(conf)]
 
@@ -278,8 +283,8 @@ def case_values(
                 expected[case_id],
                 c.held.original[c.indices[0]] if c.indices else 0.0,
                 c.held.case_probability,
-                max(c.scores, default=-math.inf),
-                c.scores[0] if c.scores else -math.inf,
+                max(c.scores, default=NO_SCORE),
+                c.scores[0] if c.scores else NO_SCORE,
             )
     return out
 
@@ -353,7 +358,8 @@ def measure(
         fold = _clone(retriever, base.model_copy(update={"answerability": model}))
         retrievers[tenant] = fold
         held = [_retrieve(fold, case, as_of) for case, as_of in dated if case.tenant_id == tenant]
-        folds[tenant] = (training_pairs(train_rows, texts), [_scored(h) for h in held])
+        pairs = [] if reuse else training_pairs(train_rows, texts)
+        folds[tenant] = (pairs, [_scored(h, not reuse) for h in held])
     if reuse:
         saved = json.loads(scores_path.read_text(encoding="utf-8"))
         timing = saved["timing"]
