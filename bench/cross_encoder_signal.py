@@ -46,7 +46,7 @@ from sklearn.linear_model import LogisticRegression
 
 from bench.answerability_separation import CLASSES, _auc, _by_case
 from bench.pair_signal import univariate
-from bench.verdict_calibration import GOLDEN, _clone, _figures, _Held, _retrieve
+from bench.verdict_calibration import GOLDEN, _clone, _figures, _Held, _retrieve, finish_with
 from kb_eval.answerability_fit import Row, _Chunk, collect_rows, fit_answerability
 from kb_eval.cross_encoder import (
     Pair,
@@ -58,7 +58,6 @@ from kb_eval.cross_encoder import (
     train,
 )
 from kb_eval.cross_validation import load_case_sets, parse_golden_spec
-from kb_eval.golden_eval import case_result
 from kb_eval.metrics import CaseResult, is_covered
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
@@ -144,19 +143,6 @@ def _scored(held: _Held, with_pairs: bool = True) -> _Scored:
     ]
     pairs = [_pair(text, pool[i].text) for i in order] if with_pairs else []
     return _Scored(held, order, labels, pairs, [])
-
-
-def _finish_with(fold: Retriever, held: _Held, confidences: Sequence[float]) -> CaseResult:
-    """`Retriever._finish` again with the candidates' confidences set to `confidences`."""
-    pool = held.args[2]
-    for cand, value in zip(pool, confidences, strict=True):
-        cand.confidence = value
-    args = list(held.args)
-    args[7] = dict(args[7])
-    result = case_result(held.case, Retriever._finish(fold, *args), held.case_probability)
-    for cand, value in zip(pool, held.original, strict=True):
-        cand.confidence = value
-    return result
 
 
 def _logit(p: float) -> float:
@@ -385,7 +371,7 @@ def measure(
             for c in scored[tenant]:
                 v = values[c.held.case.case_id]
                 changed = change(v, list(c.held.original))
-                results[c.held.case.case_id] = _finish_with(retrievers[tenant], c.held, changed)
+                results[c.held.case.case_id] = finish_with(retrievers[tenant], c.held, changed)
     cases_by = {t: [c.held.case for c in scored[t]] for t in tenants}
     every = [case for t in tenants for case in cases_by[t]]
     report_outcome = {}

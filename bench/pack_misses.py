@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from bench.verdict_calibration import CapturingRetriever
 from kb_eval.answerability_fit import collect_rows, fit_answerability
 from kb_eval.cross_validation import clone_retriever, load_case_sets, parse_golden_spec
 from kb_eval.golden import GoldenCase
@@ -62,20 +63,10 @@ UNDO: tuple[tuple[str, dict[str, Any], bool], ...] = (
 )
 
 
-class _Capturing(Retriever):
-    """A retriever that keeps the arguments of its last `_finish` call (to re-run it)."""
-
-    last: tuple[Any, ...] = ()
-
-    def _finish(self, *args: Any) -> Any:
-        self.last = args
-        return super()._finish(*args)
-
-
 @dataclass
 class _Held:
     case: GoldenCase
-    fold: _Capturing
+    fold: CapturingRetriever
     args: tuple[Any, ...]
     case_probability: float | None
 
@@ -101,7 +92,7 @@ def capture(retriever: Retriever, specs: Sequence[tuple[Any, date]]) -> list[_He
         train = [r for r in rows if r.tenant_id != tenant]
         model = fit_answerability(train, fitted_on=f"all but {tenant}", ranker=base.learned_ranker)
         config = base.model_copy(update={"answerability": model})
-        fold: _Capturing = clone_retriever(retriever, config, _Capturing)  # type: ignore[assignment]
+        fold: CapturingRetriever = clone_retriever(retriever, config, CapturingRetriever)  # type: ignore[assignment]
         for case, as_of in dated:
             if case.tenant_id != tenant:
                 continue

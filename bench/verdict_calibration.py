@@ -55,7 +55,7 @@ GOLDEN = [
 ]
 
 
-class _Capturing(Retriever):
+class CapturingRetriever(Retriever):
     """A retriever that keeps the arguments of its last `_finish` call (to re-run it)."""
 
     last: tuple[Any, ...] = ()
@@ -73,11 +73,11 @@ class _Held:
     case_probability: float
 
 
-def _clone(retriever: Retriever, config: RetrievalConfig) -> _Capturing:
-    return clone_retriever(retriever, config, _Capturing)  # type: ignore[return-value]
+def _clone(retriever: Retriever, config: RetrievalConfig) -> CapturingRetriever:
+    return clone_retriever(retriever, config, CapturingRetriever)  # type: ignore[return-value]
 
 
-def _retrieve(fold: _Capturing, case: GoldenCase, as_of: date) -> _Held:
+def _retrieve(fold: CapturingRetriever, case: GoldenCase, as_of: date) -> _Held:
     retrieve_case(fold, case, as_of)
     args = fold.last
     pool = args[2]
@@ -86,15 +86,25 @@ def _retrieve(fold: _Capturing, case: GoldenCase, as_of: date) -> _Held:
 
 
 def _rerun(
-    fold: _Capturing, held: _Held, mapping: Callable[[float, float], float], top_only: bool
+    fold: CapturingRetriever, held: _Held, mapping: Callable[[float, float], float], top_only: bool
 ) -> CaseResult:
     """`_finish` again with every candidate's confidence mapped by (confidence, case q)
     (`top_only`: only the most confident candidate's; the others keep theirs)."""
     pool = held.args[2]
     top = max(range(len(pool)), key=lambda i: (held.original[i], -i), default=-1)
-    for i, (cand, value) in enumerate(zip(pool, held.original, strict=True)):
-        if i == top or not top_only:
-            cand.confidence = mapping(value, held.case_probability)
+    confidences = [
+        mapping(value, held.case_probability) if i == top or not top_only else value
+        for i, value in enumerate(held.original)
+    ]
+    return finish_with(fold, held, confidences)
+
+
+def finish_with(fold: Retriever, held: _Held, confidences: Sequence[float]) -> CaseResult:
+    """`Retriever._finish` again with the candidates' confidences set to `confidences` (the
+    captured candidates get their original confidences back afterwards)."""
+    pool = held.args[2]
+    for cand, value in zip(pool, confidences, strict=True):
+        cand.confidence = value
     args = list(held.args)
     args[7] = dict(args[7])
     result = case_result(held.case, Retriever._finish(fold, *args), held.case_probability)
