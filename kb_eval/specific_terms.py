@@ -11,7 +11,7 @@ every topic once matches every word of a question somewhere. These read where th
 - `type_in_sentence`: the question asks for a quantity kind and the best sentence (by
   coverage) states one of that kind, not only some other line of the chunk;
 - `intent_mentioned`: the chunk uses the vocabulary of one of the plan's intents
-  (`query/plan.py::mentions_intent`); `intent_authoritative`: it does, and its category is the
+  (`query/intents.py::mentions_intent`); `intent_authoritative`: it does, and its category is the
   one that states that intent (terms, structured policy or waiver for a policy intent; an
   itinerary or FAQ for a logistics one);
 - `document_margin`: how far the chunk's best cosine is ahead of the best chunk of any other
@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
 from kb_retrieval.query.answer_type import answer_type_match, asked_kinds, stated_kinds
-from kb_retrieval.query.plan import QueryPlan, mentions_intent
+from kb_retrieval.query.intents import mentions_intent
+from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.query.vocabulary import POLICY_INTENTS
 from kb_retrieval.text.analyzer import analyze
 from kb_retrieval.text.sentences import sentence_bounds

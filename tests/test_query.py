@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kb_retrieval.query.email_thread import extract_guest_text
-from kb_retrieval.query.plan import INTENTS, QueryPlan, build_query_plan
+from kb_retrieval.query.plan import QueryPlan, build_query_plan
+from kb_retrieval.query.vocabulary import INTENTS
 
 EXAMPLE_1 = (
     "Can we cancel 5 days before and still get a full refund? "

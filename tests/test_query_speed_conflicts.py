@@ -14,18 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kb_retrieval.models import Category
+from kb_retrieval.retrieval.conflict_facts import disjoint, facts_of, value_labels
 from kb_retrieval.retrieval.conflicts import (
     NUMERIC_WINDOW,
     POLICY_TERMS_DISAGREEMENT,
     Conflict,
     ConflictInput,
     _input_key,
-    _labels,
     _numeric_conflicts,
     _pair_kind,
     detect_conflicts,
-    disjoint,
-    facts_of,
 )
 
 WINDOWS = (
@@ -97,7 +95,7 @@ def plain_numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
     out = []
     for (kind, key), members in groups.items():
         indexes = sorted(members)
-        values = _labels([q for i in indexes for q in facts[i][key]])
+        values = value_labels([q for i in indexes for q in facts[i][key]])
         ids = tuple(dict.fromkeys(ordered[i].chunk_id for i in indexes))
         out.append((kind, values, ids, key[2]))
     return out

@@ -9,7 +9,7 @@ from kb_retrieval.models import Category, ReasonCode
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.audience import not_for_guests
 from kb_retrieval.retrieval.config import RetrievalConfig
-from kb_retrieval.retrieval.conflicts import facts_of
+from kb_retrieval.retrieval.conflict_facts import facts_of
 from kb_retrieval.retrieval.verdict import decide, low_confidence_reviews
 from tests.test_verdict_session10 import _chunk
 

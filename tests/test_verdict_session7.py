@@ -8,7 +8,8 @@ import dataclasses
 from kb_retrieval.models import Category
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.config import RetrievalConfig
-from kb_retrieval.retrieval.conflicts import detect_conflicts, states_window
+from kb_retrieval.retrieval.conflict_facts import states_window
+from kb_retrieval.retrieval.conflicts import detect_conflicts
 from kb_retrieval.retrieval.departure_agreement import answer_values, departures_agree
 from kb_retrieval.retrieval.verdict import decide
 from kb_retrieval.text.quantities import extract_quantities

@@ -8,19 +8,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kb_retrieval.query.email_thread import extract_guest_text
+from kb_retrieval.query.intents import (
+    derive_sensitivity,
+    detect_exception_request,
+    detect_intents,
+    validate_sensitivity,
+)
 from kb_retrieval.query.vocabulary import (
     ADVERTISED_EXPANSION,
     ADVERTISED_PATTERNS,
-    DEPOSIT_RETURN_PATTERN,
     DESCRIPTOR_IGNORE,
     DOMAIN_PHRASES,
     EXCEPTION_EXPANSION,
-    EXCEPTION_PATTERNS,
     GATE_IGNORE,
     GENERIC_TRIP_NOUNS,
-    INSURED_RISK_PATTERN,
-    INTENT_PATTERNS,
-    INTENTS,
     MAX_DIRECT_TERMS,
     MAX_EXACT_ITEMS,
     MAX_EXPANSION_WORDS,
@@ -28,13 +29,10 @@ from kb_retrieval.query.vocabulary import (
     POLICY_EXPANSIONS,
     POLICY_INTENTS,
     QUERY_FILLER,
-    SENSITIVITY_NAMES,
-    SENSITIVITY_PATTERNS,
     SOURCE_WORDS,
     TRIP_EXPANSIONS,
     TRIP_NOUNS,
     VARIANT_WEIGHTS,
-    WEAK_EXCEPTION_PATTERNS,
     words,
 )
 from kb_retrieval.text.analyzer import (
@@ -115,13 +113,7 @@ def _compile(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{pattern})" for pattern in patterns))
 
 
-_INTENT_RES = {name: re.compile(pattern) for name, pattern in INTENT_PATTERNS.items()}
-_SENSITIVITY_RES = {name: re.compile(pattern) for name, pattern in SENSITIVITY_PATTERNS.items()}
-_EXCEPTION_RE = _compile(EXCEPTION_PATTERNS)
-_WEAK_EXCEPTION_RE = _compile(WEAK_EXCEPTION_PATTERNS)
 _ADVERTISED_RE = _compile(ADVERTISED_PATTERNS)
-_DEPOSIT_RETURN_RE = re.compile(DEPOSIT_RETURN_PATTERN)
-_INSURED_RISK_RE = re.compile(INSURED_RISK_PATTERN)
 _DOMAIN_PHRASE_RE = _compile(rf"\b{re.escape(phrase)}\b" for phrase in DOMAIN_PHRASES)
 
 
@@ -332,65 +324,6 @@ def _fallback_exact(tokens: list[_Token], text: str) -> str:
     return " ".join(_quote(" ".join(run)) for run in runs if run)
 
 
-def _intents(prepared: str) -> tuple[str, ...]:
-    return tuple(name for name in INTENTS if _INTENT_RES[name].search(prepared))
-
-
-def mentions_intent(text: str, intent: str) -> bool:
-    """Whether `text` (any text, e.g. a chunk's) uses the vocabulary of query intent `intent`."""
-    return bool(_INTENT_RES[intent].search(prepare(text)))
-
-
-def detect_exception_request(prepared: str, intents: Iterable[str]) -> bool:
-    """The guest asks to bend a rule: strong phrasings, or weak ones next to a policy intent."""
-    if _EXCEPTION_RE.search(prepared):
-        return True
-    return bool(POLICY_INTENTS.intersection(intents)) and bool(_WEAK_EXCEPTION_RE.search(prepared))
-
-
-def derive_sensitivity(prepared: str, intents: Iterable[str], exception: bool) -> tuple[str, ...]:
-    """Sensitivity flags from intents and keywords (used when the caller passes none).
-
-    A deposit counts as a refund matter only when its return or loss is spoken of: the amount
-    or due date of a deposit is a payment question (still policy-like), not a refund."""
-    found = set(intents)
-    flags: set[str] = set()
-    if found & {"refund", "cancel", "cancellation"} or (
-        "deposit" in found and _DEPOSIT_RETURN_RE.search(prepared)
-    ):
-        flags.add("refund")
-    if "medical" in found:
-        flags.add("medical")
-    if _safety_matter(prepared, found):
-        flags.add("safety")
-    if "liability" in found or "waiver" in found or _SENSITIVITY_RES["legal"].search(prepared):
-        flags.add("legal")
-    if exception:
-        flags.add("exceptions")
-    return tuple(sorted(flags))
-
-
-def _safety_matter(prepared: str, intents: set[str]) -> bool:
-    """Safety words, besides those naming what travel insurance covers (an insurance e-mail's
-    "does it include rescue" asks about the policy's cover)."""
-    if "insurance" in intents:
-        prepared = _INSURED_RISK_RE.sub(" ", prepared)
-    elif "safety" in intents:
-        return True
-    return bool(
-        _INTENT_RES["safety"].search(prepared) or _SENSITIVITY_RES["safety"].search(prepared)
-    )
-
-
-def validate_sensitivity(sensitivity: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(sensitivity, str):
-        raise ValueError("sensitivity must be a sequence of names, not a string")
-    for name in sensitivity:
-        if name not in SENSITIVITY_NAMES:
-            raise ValueError(f"unknown sensitivity {name!r}; expected one of {SENSITIVITY_NAMES}")
-    return tuple(sorted(set(sensitivity)))
-
-
 def _trip_context_terms(trip_context: Mapping[str, object] | None) -> list[str]:
     if not trip_context:
         return []
@@ -474,8 +407,8 @@ def build_query_plan(
         text, tokens = _analyse_text(f"{guest.latest}\n{guest.context}", entities_known)
     prepared = prepare(text)
     full_prepared = prepare(guest.full)
-    intents = _intents(prepared)
-    full_intents = _intents(full_prepared)
+    intents = detect_intents(prepared)
+    full_intents = detect_intents(full_prepared)
     exception = detect_exception_request(full_prepared, full_intents)
     policy_like = (
         exception

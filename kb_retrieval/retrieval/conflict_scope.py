@@ -14,15 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from kb_retrieval.models import HIGH_PRECEDENCE
-from kb_retrieval.retrieval.conflicts import (
-    CLAIM_CONTRADICTED,
-    Conflict,
-    ConflictInput,
-    disjoint,
-    fact_key,
-    facts_of,
-    value_labels,
-)
+from kb_retrieval.retrieval.conflict_facts import disjoint, fact_key, facts_of, value_labels
+from kb_retrieval.retrieval.conflicts import CLAIM_CONTRADICTED, Conflict, ConflictInput
 from kb_retrieval.text.quantities import TOPICS, TRIP_SPECIFIC_TOPICS, Quantity, extract_quantities
 
 # Quantity topics each query intent asks about (besides the topics' own keywords in the text).

@@ -49,17 +49,17 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import pairwise, product
+from itertools import product
 
 from kb_retrieval.models import HIGH_PRECEDENCE, Category
-from kb_retrieval.text.analyzer import analyze, prepare
-from kb_retrieval.text.quantities import (
-    TOPICS,
-    TRIP_SPECIFIC_TOPICS,
-    Quantity,
-    extract_quantities,
-    quantity_topic,
+from kb_retrieval.retrieval.conflict_facts import (
+    FactKey,
+    disjoint,
+    facts_of,
+    value_labels,
 )
+from kb_retrieval.text.analyzer import analyze, prepare
+from kb_retrieval.text.quantities import TRIP_SPECIFIC_TOPICS, Quantity
 
 NUMERIC_WINDOW = "numeric_window"
 POLICY_TERMS_DISAGREEMENT = "policy_terms_disagreement"
@@ -76,8 +76,6 @@ CONFLICT_KINDS = (
     EXCEPTION_REQUEST,
 )
 _POLICY_PAIR = frozenset({Category.STRUCTURED_POLICY, Category.TERMS_POLICY})
-
-_Key = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -118,139 +116,6 @@ def _input_key(chunk: ConflictInput) -> tuple[object, ...]:
     )
 
 
-def _family(quantity: Quantity) -> str:
-    """The comparison unit: values in different families are never compared."""
-    if quantity.kind == "duration":
-        return "business" if quantity.unit == "business days" else "calendar"
-    if quantity.kind in {"currency", "age"}:
-        return quantity.unit
-    return ""
-
-
-@lru_cache(maxsize=4096)
-def _facts(text: str) -> dict[_Key, tuple[Quantity, ...]]:
-    """Quantities of a chunk grouped by (kind, family, topic); quantities without topic dropped.
-
-    Cached by text: a chunk's quantities never change, and extraction was most of the ranking
-    time per retrieval (bench/retrieval.py profile). Callers must not mutate the result.
-    """
-    grouped: dict[_Key, list[Quantity]] = {}
-    for quantity in extract_quantities(text):
-        if not states_window(quantity):
-            continue
-        key = fact_key(quantity)
-        if key is not None:
-            grouped.setdefault(key, []).append(quantity)
-    for key, quantity in _anaphoric_facts(text):
-        grouped.setdefault(key, []).append(quantity)
-    return {key: tuple(values) for key, values in grouped.items()}
-
-
-_ANAPHOR_RE = re.compile(r"^(?:it|this|they|these)\b", re.IGNORECASE)
-_SENTENCES_RE = re.compile(r"[^.!?\n]+")
-
-
-def _anaphoric_facts(text: str) -> list[tuple[_Key, Quantity]]:
-    """Quantities without a topic in a sentence that opens on "it", "this", "they" or "these",
-    given the one topic the sentence before names ("Each cabin pays a EUR 300 security deposit.
-    It is returned within 7 days": the 7 days are the deposit's)."""
-    sentences = [m.group(0).strip() for m in _SENTENCES_RE.finditer(text)]
-    found: list[tuple[_Key, Quantity]] = []
-    for before, sentence in pairwise(sentences):
-        if not _ANAPHOR_RE.match(sentence):
-            continue
-        for quantity in extract_quantities(sentence):
-            if fact_key(quantity) is not None or not states_window(quantity):
-                continue
-            named = _topics_named(re.findall(r"[a-z]+", before.casefold()), quantity.kind)
-            if len(named) == 1:
-                found.append(((quantity.kind, _family(quantity), named[0]), quantity))
-    return found
-
-
-def _topics_named(tokens: Sequence[str], kind: str) -> list[str]:
-    """The quantity topics of `kind` one of whose keywords occurs in `tokens`."""
-
-    def hit(keyword: tuple[str, ...]) -> bool:
-        size = len(keyword)
-        return any(
-            all(
-                t.startswith(p[:-1]) if p.endswith("*") else t == p
-                for p, t in zip(keyword, tokens[i : i + size], strict=True)
-            )
-            for i in range(len(tokens) - size + 1)
-        )
-
-    return [t.name for t in TOPICS if kind in t.kinds and any(map(hit, t.keywords))]
-
-
-# "#" is the value in a quantity's context.
-_FROM_DEADLINE_RE = re.compile(
-    r"# (?:before|after|prior to|ahead of|past|from)(?: [^\s#]+){0,4}?"
-    r" (?:due dates?|deadlines?|(?:falls?|is|are|becomes?) due)\b"
-)
-# A period granted to pay after a reminder or a request ("allowing 5 days for payment").
-_GRACE_RE = re.compile(
-    r"\b(?:allow|allows|allowing|give|gives|giving|grant|grants|granting)(?: [^\s#]+){0,2} #"
-    r" (?:for (?:payment|paying)|to pay)\b"
-)
-_SERVICE_HOURS_RE = re.compile(
-    r"# (?:a day |per day )?(?:emergency|telephone|phone|line|lines|hotline|helpline|service"
-    r"|support|number|desk|reception|assistance|access|help)\b"
-)
-
-
-def states_window(quantity: Quantity) -> bool:
-    """False for a duration counted from another deadline, naming a service's hours or granted
-    to pay after a reminder ("allowing 5 days for payment")."""
-    if quantity.kind != "duration":
-        return True
-    context = quantity.context
-    return not (
-        _FROM_DEADLINE_RE.search(context)
-        or _SERVICE_HOURS_RE.search(context)
-        or _GRACE_RE.search(context)
-    )
-
-
-def fact_key(quantity: Quantity) -> _Key | None:
-    """(kind, comparison unit, topic) of a quantity; None when it has no topic."""
-    topic = quantity_topic(quantity)
-    return None if topic is None else (quantity.kind, _family(quantity), topic)
-
-
-def _same_value(a: Quantity, b: Quantity) -> bool:
-    """Equal up to rounding; a month is only approximately 30 days, a pound about 0.45 kg."""
-    difference = abs(a.value - b.value)
-    if difference <= 1e-6 * max(1.0, abs(a.value), abs(b.value)):
-        return True
-    largest = max(abs(a.value), abs(b.value))
-    if a.kind == "duration" and "months" in {a.unit, b.unit}:
-        return difference <= 0.1 * largest
-    if a.kind == "weight":
-        return difference <= 0.03 * largest
-    return False
-
-
-def _disjoint(left: Sequence[Quantity], right: Sequence[Quantity]) -> bool:
-    return not any(_same_value(a, b) for a in left for b in right)
-
-
-def facts_of(text: str) -> dict[_Key, tuple[Quantity, ...]]:
-    """A text's quantities by (kind, family, topic) (public name of the cached `_facts`)."""
-    return _facts(text)
-
-
-def disjoint(left: Sequence[Quantity], right: Sequence[Quantity]) -> bool:
-    """No value of `left` equals one of `right` (up to rounding and units)."""
-    return _disjoint(left, right)
-
-
-def value_labels(quantities: Sequence[Quantity]) -> tuple[str, ...]:
-    """Distinct values, first wording wins, ordered by value."""
-    return _labels(quantities)
-
-
 def _pair_kind(a: ConflictInput, b: ConflictInput, topic: str) -> str | None:
     """Which conflict kind a disagreement between a and b on `topic` is, or None if allowed."""
     if a.doc_version_id == b.doc_version_id:
@@ -279,22 +144,22 @@ class _PairChecks:
     """
 
     def __init__(
-        self, ordered: Sequence[ConflictInput], facts: Sequence[dict[_Key, tuple[Quantity, ...]]]
+        self, ordered: Sequence[ConflictInput], facts: Sequence[dict[FactKey, tuple[Quantity, ...]]]
     ) -> None:
         self.ordered = ordered
         self.facts = facts
         texts: dict[str, int] = {}
         self.text_ids = [texts.setdefault(chunk.text, len(texts)) for chunk in ordered]
-        self.stating: dict[_Key, list[int]] = {}
+        self.stating: dict[FactKey, list[int]] = {}
         for k, chunk_facts in enumerate(facts):
             for key in chunk_facts:
                 self.stating.setdefault(key, []).append(k)
-        self._values: dict[tuple[str, _Key], list[Quantity]] = {}
-        self._signatures: dict[tuple[str, _Key], frozenset[tuple[str, str, float]]] = {}
+        self._values: dict[tuple[str, FactKey], list[Quantity]] = {}
+        self._signatures: dict[tuple[str, FactKey], frozenset[tuple[str, str, float]]] = {}
         self._disjoint_values: dict[tuple[frozenset[object], frozenset[object]], bool] = {}
-        self._agree: dict[tuple[int, int, _Key], bool] = {}
+        self._agree: dict[tuple[int, int, FactKey], bool] = {}
 
-    def version_values(self, key: _Key, index: int) -> list[Quantity]:
+    def version_values(self, key: FactKey, index: int) -> list[Quantity]:
         """What the document version of chunk `index` states on `key`, over all its chunks."""
         version = self.ordered[index].doc_version_id
         found = self._values.get((version, key))
@@ -308,8 +173,8 @@ class _PairChecks:
             self._values[(version, key)] = found
         return found
 
-    def _signature(self, key: _Key, index: int) -> frozenset[tuple[str, str, float]]:
-        """The (kind, unit, value) set of `version_values`: all `_same_value` reads."""
+    def _signature(self, key: FactKey, index: int) -> frozenset[tuple[str, str, float]]:
+        """The (kind, unit, value) set of `version_values`: all `conflict_facts._same_value` reads."""
         version = (self.ordered[index].doc_version_id, key)
         found = self._signatures.get(version)
         if found is None:
@@ -317,17 +182,17 @@ class _PairChecks:
             self._signatures[version] = found
         return found
 
-    def versions_disjoint(self, key: _Key, i: int, j: int) -> bool:
+    def versionsdisjoint(self, key: FactKey, i: int, j: int) -> bool:
         """The versions of chunks i and j share no value on `key` (compared once per pair of
         distinct value sets: a large tenant's copies of one document state the same values)."""
         pair = (self._signature(key, i), self._signature(key, j))
         found = self._disjoint_values.get(pair)
         if found is None:
-            found = _disjoint(self.version_values(key, i), self.version_values(key, j))
+            found = disjoint(self.version_values(key, i), self.version_values(key, j))
             self._disjoint_values[pair] = found
         return found
 
-    def rates_agree(self, key: _Key, i: int, j: int) -> bool:
+    def rates_agree(self, key: FactKey, i: int, j: int) -> bool:
         """For amounts (`key` of kind currency): the versions of chunks i and j state a shared
         percentage on the same topic, so their amounts are that rate applied to different
         prices (one trip's minimum, a worked example), not two rules."""
@@ -335,18 +200,18 @@ class _PairChecks:
             return False
         rate = ("percent", "", key[2])
         left, right = self.version_values(rate, i), self.version_values(rate, j)
-        return bool(left) and bool(right) and not _disjoint(left, right)
+        return bool(left) and bool(right) and not disjoint(left, right)
 
-    def _agrees(self, key: _Key, k: int, i: int) -> bool:
+    def _agrees(self, key: FactKey, k: int, i: int) -> bool:
         """Chunks k and i (both stating `key`) share a value on it."""
         pair = (self.text_ids[k], self.text_ids[i], key)
         found = self._agree.get(pair)
         if found is None:
-            found = not _disjoint(self.facts[k][key], self.facts[i][key])
+            found = not disjoint(self.facts[k][key], self.facts[i][key])
             self._agree[pair] = found
         return found
 
-    def reconciled(self, key: _Key, pair: tuple[int, int]) -> bool:
+    def reconciled(self, key: FactKey, pair: tuple[int, int]) -> bool:
         """True if a third chunk, at least as authoritative as the better of the pair, states a
         schedule containing a value of each side (both sides quote the same schedule)."""
         best_tier = min(self.ordered[i].category.tier for i in pair)
@@ -358,19 +223,10 @@ class _PairChecks:
         )
 
 
-def _labels(quantities: Sequence[Quantity]) -> tuple[str, ...]:
-    """Distinct values (first wording wins), ordered by value."""
-    kept: list[Quantity] = []
-    for quantity in quantities:
-        if not any(_same_value(quantity, other) for other in kept):
-            kept.append(quantity)
-    return tuple(q.label for q in sorted(kept, key=lambda q: (q.value, q.label)))
-
-
 def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
-    facts = [_facts(chunk.text) for chunk in ordered]
+    facts = [facts_of(chunk.text) for chunk in ordered]
     checks = _PairChecks(ordered, facts)
-    groups: dict[tuple[str, _Key], set[int]] = {}
+    groups: dict[tuple[str, FactKey], set[int]] = {}
     for i, a in enumerate(ordered):
         for j in range(i + 1, len(ordered)):
             b = ordered[j]
@@ -378,7 +234,7 @@ def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
                 kind = _pair_kind(a, b, key[2])
                 if (
                     kind is not None
-                    and checks.versions_disjoint(key, i, j)
+                    and checks.versionsdisjoint(key, i, j)
                     and not checks.rates_agree(key, i, j)
                     and not checks.reconciled(key, (i, j))
                 ):
@@ -389,12 +245,12 @@ def _numeric_conflicts(ordered: Sequence[ConflictInput]) -> list[Conflict]:
         quantities = [q for i in indexes for q in facts[i][key]]
         parts = [
             f"{ordered[i].chunk_id} ({ordered[i].category.value}): "
-            + ", ".join(_labels(facts[i][key]))
+            + ", ".join(value_labels(facts[i][key]))
             for i in indexes
         ]
         detail = f"{key[2]} {key[0]} differs: " + "; ".join(parts)
         chunk_ids = _unique(ordered[i].chunk_id for i in indexes)
-        conflicts.append(Conflict(kind, _labels(quantities), chunk_ids, detail, key[2]))
+        conflicts.append(Conflict(kind, value_labels(quantities), chunk_ids, detail, key[2]))
     return conflicts
 
 

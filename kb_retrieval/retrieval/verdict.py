@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kb_retrieval.models import HIGH_PRECEDENCE, Category, Outcome, ReasonCode
-from kb_retrieval.query.plan import QueryPlan, mentions_intent
+from kb_retrieval.query.intents import mentions_intent
+from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.query.trips import same_trip
 from kb_retrieval.retrieval.audience import not_for_guests
 from kb_retrieval.retrieval.candidates import Candidate
