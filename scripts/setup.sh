@@ -9,8 +9,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 # torch is pinned to the CPU wheel that lies on these machines (a bare `torch` pulls CUDA).
-.venv/bin/python -m pip install --quiet "torch==2.13.0"
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+.venv/bin/python -m pip install --quiet -c constraints.txt "torch==2.13.0"
+# constraints.txt pins every dependency to the versions the figures in docs/ were measured with.
+.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[dev]"
 # The browser test drives Debian's chromium through Playwright (Playwright's own browser download
 # is not used): install it when it is missing and apt can be used.
 if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
