@@ -16,7 +16,9 @@ ASKED_KIND_PATTERNS: dict[str, tuple[str, ...]] = {
     "currency": (
         r"\bhow much\b",
         r"\bwhat (?:does|do|will|would) (?:it|that|this|they|the \w+) cost\b",
-        r"\b(?:price|prices|cost|costs|fee|fees|charge|charged|surcharge|supplement)\b",
+        r"\b(?:price|prices|cost|costs|fee|fees|charged|surcharge|supplement)\b",
+        # a charge, not charging something (a car, a phone): as the price intent reads it
+        r"\bcharges?\b(?! (?:it|them|my|our|the|a|your|his|her)\b)",
     ),
     "percent": (r"\bhow much\b", r"\bpercent(?:age)?\b", r"\bwhat (?:share|portion|part)\b"),
     "duration": (

@@ -66,6 +66,12 @@ class RetrievalConfig(BaseModel):
         description="candidates passing relevance_floor fill the pack up to this size (those "
         "under score_floor marked `low_relevance`); never below pack_min",
     )
+    typed_answer_logit: float = Field(
+        1.0,
+        description="log-odds added to the confidence of a chunk with a sentence that states "
+        "the kind of value the question asks for and names what it asks about "
+        "(typed_answer.py; docs/retrieval.md 7, session 14); 0: off",
+    )
     low_confidence_threshold: float = 0.72
     unknown_threshold: float = 0.65
     score_floor: float = Field(

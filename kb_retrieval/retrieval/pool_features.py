@@ -22,6 +22,7 @@ from kb_retrieval.retrieval.answerability import answer_features
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.scoring import best_window_mass, term_positions
+from kb_retrieval.retrieval.typed_answer import TYPED_ANSWER, focus_terms, states_typed_answer
 
 
 def set_pool_features(
@@ -39,6 +40,7 @@ def set_pool_features(
     coverage, bm25 = pool_lexical(pool, variant_terms, idf, avgdl, config)
     passages = pool_passages(pool, variant_terms, idf, config.passage_window)
     asked = asked_kinds(plan.normalized_text)
+    focus = focus_terms(plan.normalized_text, variant_terms[0] if variant_terms else ())
     for cand, covs, scores, spans in zip(
         pool, coverage.tolist(), bm25.tolist(), passages.tolist(), strict=True
     ):
@@ -56,6 +58,7 @@ def set_pool_features(
             variants=len(plan.variants),
             lexical_top1=cand.lexical_top1,
         )
+        cand.features[TYPED_ANSWER] = float(states_typed_answer(asked, focus, cand.text))
 
 
 def pool_lexical(

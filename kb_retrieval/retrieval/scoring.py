@@ -17,6 +17,12 @@ from kb_retrieval.retrieval.answerability import (
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
 from kb_retrieval.retrieval.ranker import add_rank_features
+from kb_retrieval.retrieval.typed_answer import (
+    TYPED_ANSWER,
+    TYPED_ANSWER_SOURCES,
+    focus_terms,
+    states_typed_answer,
+)
 from kb_retrieval.text.analyzer import analyze
 
 EXPANSION_DISCOUNT = 0.9
@@ -127,26 +133,31 @@ def candidate_features(
     avgdl: float,
     config: RetrievalConfig,
 ) -> dict[str, float]:
-    """The answerability features of one candidate, from every query variant."""
+    """The answerability features of one candidate, from every query variant, and whether it
+    states a typed answer to the direct question (`TYPED_ANSWER`, read by the confidence only)."""
     coverages, bm25s, passages = [], [], []
     for terms in variant_terms:
         coverage, bm25 = lexical_features(candidate, terms, idf, avgdl, config)
         coverages.append(coverage)
         bm25s.append(bm25)
         passages.append(passage_coverage(candidate.text, terms, idf, config.passage_window))
-    return answer_features(
+    asked = asked_kinds(plan.normalized_text)
+    features = answer_features(
         sims=candidate.sims,
         sentence_sims=candidate.sentence_sims,
         coverages=coverages,
         bm25s=bm25s,
         passages=passages,
-        asked=asked_kinds(plan.normalized_text),
+        asked=asked,
         text=candidate.text,
         category=candidate.version.category,
         seen=len(candidate.seen_in_queries),
         variants=len(plan.variants),
         lexical_top1=candidate.lexical_top1,
     )
+    focus = focus_terms(plan.normalized_text, variant_terms[0] if variant_terms else ())
+    features[TYPED_ANSWER] = float(states_typed_answer(asked, focus, candidate.text))
+    return features
 
 
 def answerability(candidate: Candidate, config: RetrievalConfig) -> float:
@@ -174,10 +185,13 @@ def rank_score(
     scale = config.soft_signal_logit_scale
     if scale <= 0:
         return soft_signals(candidate, as_of, config, probability)
+    return shift_log_odds(probability, scale * soft_signals(candidate, as_of, config))
+
+
+def shift_log_odds(probability: float, shift: float) -> float:
+    """`probability` moved by `shift` log-odds (clipped `LOGIT_EPSILON` from 0 and 1 first)."""
     clipped = min(max(probability, LOGIT_EPSILON), 1 - LOGIT_EPSILON)
-    return sigmoid(
-        math.log(clipped / (1 - clipped)) + scale * soft_signals(candidate, as_of, config)
-    )
+    return sigmoid(math.log(clipped / (1 - clipped)) + shift)
 
 
 def soft_signals(
@@ -219,6 +233,12 @@ def score_pool(
     add_rank_features(pool, policy_like=policy_like, direct_terms=direct_terms, idf=idf)
     for cand in pool:
         cand.confidence = answerability(cand, config)
+        if (
+            config.typed_answer_logit
+            and cand.features.get(TYPED_ANSWER)
+            and cand.version.category in TYPED_ANSWER_SOURCES
+        ):
+            cand.confidence = shift_log_odds(cand.confidence, config.typed_answer_logit)
         order = None
         if config.answerability_orders:
             model = config.answerability
