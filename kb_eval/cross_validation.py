@@ -8,7 +8,7 @@ operator and pooled over all held-out cases, with the expected calibration error
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -124,27 +124,35 @@ def _figures(cases: Sequence[GoldenCase], run_details: list[dict[str, Any]], res
     return metrics
 
 
-def cross_validate(
+@dataclass
+class HeldOut:
+    """One held-out operator's run: its cases, their details and results, the fold's model."""
+
+    cases: list[GoldenCase]
+    details: list[dict[str, Any]]
+    results: dict[str, Any]
+    model: dict[str, Any] | None = None
+
+
+def run_folds(
     retriever: Retriever,
     sets: Sequence[CaseSet],
     *,
     refit: bool = True,
     calibration_label: str = "answerable",
-) -> dict[str, Any]:
-    """Leave one operator out over every tenant of `sets` (refit=False: the stored model, unfitted)."""
+) -> tuple[dict[str, HeldOut], int]:
+    """Each operator's cases run with the model fitted on the others (refit=False: the stored
+    model); also the number of training rows collected."""
     base = retriever.config.model_copy(update={"cache_ttl_seconds": 0.0})
     dated = _dated(sets)
     tenants = sorted({case.tenant_id for case, _ in dated})
     rows: list[Row] = []
     if refit:
         rows = collect_rows(clone_retriever(retriever, base), dated)
-    per_operator: dict[str, dict[str, Any]] = {}
-    models: dict[str, dict[str, Any]] = {}
-    all_details: list[dict[str, Any]] = []
-    all_cases: list[GoldenCase] = []
-    all_results: dict[str, Any] = {}
+    folds: dict[str, HeldOut] = {}
     for tenant in tenants:
         config = base
+        held = HeldOut([], [], {})
         if refit:
             train = [r for r in rows if r.tenant_id != tenant]
             model = fit_answerability(
@@ -153,23 +161,34 @@ def cross_validate(
                 calibration_label=calibration_label,
                 ranker=base.learned_ranker,
             )
-            models[tenant] = model.model_dump()
+            held.model = model.model_dump()
             config = base.model_copy(update={"answerability": model})
         fold = clone_retriever(retriever, config)
-        details, cases, results = [], [], {}
         for case_set in sets:
-            held = [c for c in case_set.cases if c.tenant_id == tenant]
-            if not held:
+            cases = [c for c in case_set.cases if c.tenant_id == tenant]
+            if not cases:
                 continue
-            run = evaluate_cases(fold, held, case_set.as_of)
-            details.extend(run.details)
-            cases.extend(held)
-            results.update(run.results)
-        per_operator[tenant] = _figures(cases, details, results)
-        all_details.extend(details)
-        all_cases.extend(cases)
-        all_results.update(results)
-    pooled = _figures(all_cases, all_details, all_results)
+            run = evaluate_cases(fold, cases, case_set.as_of)
+            held.details.extend(run.details)
+            held.cases.extend(cases)
+            held.results.update(run.results)
+        folds[tenant] = held
+    return folds, len(rows)
+
+
+def cv_report(
+    sets: Sequence[CaseSet],
+    folds: dict[str, HeldOut],
+    *,
+    config_version: str,
+    training_rows: int,
+    refit: bool,
+    calibration_label: str = "answerable",
+) -> dict[str, Any]:
+    """The per-operator and pooled figures of held-out runs (what `kb eval --cv` prints)."""
+    details = [d for held in folds.values() for d in held.details]
+    cases = [c for held in folds.values() for c in held.cases]
+    results = {k: v for held in folds.values() for k, v in held.results.items()}
     return {
         "cv": "tenant",
         "refit": refit,
@@ -177,14 +196,40 @@ def cross_validate(
         "golden": [
             {"path": str(s.path), "as_of": s.as_of.isoformat(), "cases": len(s.cases)} for s in sets
         ],
-        "config_version": base.config_version,
-        "training_rows": len(rows),
-        "pooled": pooled,
-        "outcome_confusion": _confusion(all_details),
-        "per_operator": per_operator,
-        "models": models,
-        "details": all_details,
+        "config_version": config_version,
+        "training_rows": training_rows,
+        "pooled": _figures(cases, details, results),
+        "outcome_confusion": _confusion(details),
+        "per_operator": {
+            tenant: _figures(held.cases, held.details, held.results)
+            for tenant, held in folds.items()
+        },
+        "models": {t: held.model for t, held in folds.items() if held.model is not None},
+        "details": details,
     }
+
+
+def cross_validate(
+    retriever: Retriever,
+    sets: Sequence[CaseSet],
+    *,
+    refit: bool = True,
+    calibration_label: str = "answerable",
+) -> dict[str, Any]:
+    """Leave one operator out over every tenant of `sets` (refit=False: the stored model, unfitted)."""
+    folds, training_rows = run_folds(
+        retriever, sets, refit=refit, calibration_label=calibration_label
+    )
+    return cv_report(
+        sets,
+        folds,
+        config_version=retriever.config.model_copy(
+            update={"cache_ttl_seconds": 0.0}
+        ).config_version,
+        training_rows=training_rows,
+        refit=refit,
+        calibration_label=calibration_label,
+    )
 
 
 class MissingTenantError(ValueError):
@@ -211,10 +256,15 @@ def require_tenants(db: Database, sets: Sequence[CaseSet]) -> None:
 
 
 def run_cross_validation(
-    retriever: Retriever, sets: Sequence[CaseSet], *, refit: bool = True
+    retriever: Retriever,
+    sets: Sequence[CaseSet],
+    *,
+    refit: bool = True,
+    runner: Callable[..., dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The protocol of `kb eval ... --cv tenant` and of every release (`release_generalisation`):
-    every operator ingested, at least two of them when fitting, then `cross_validate`."""
+    every operator ingested, at least two of them when fitting, then `cross_validate` (or
+    `runner`, e.g. `nested_choice.nested_cross_validation`, with the same arguments)."""
     require_tenants(retriever.db, sets)
     operators = {case.tenant_id for s in sets for case in s.cases}
     if refit and len(operators) < 2:
@@ -222,7 +272,7 @@ def run_cross_validation(
             f"leave-one-operator-out needs at least two operators; the golden files hold "
             f"{', '.join(sorted(operators)) or 'none'}"
         )
-    return cross_validate(retriever, sets, refit=refit)
+    return (runner or cross_validate)(retriever, sets, refit=refit)
 
 
 def clone_retriever(

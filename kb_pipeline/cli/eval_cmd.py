@@ -31,6 +31,12 @@ def evaluate(
         "--refit/--no-refit",
         help="With --cv: fit per fold (default) or use the stored model.",
     ),
+    nested: str = typer.Option(
+        None,
+        "--nested",
+        help="With --cv: FIELD=V1,V2,... a RetrievalConfig setting chosen per fold on the other "
+        "operators (fewest unsafe passes than V1 allows, then most correct outcomes).",
+    ),
 ) -> None:
     """Run every golden case through retrieval and print the metrics (overall and per split)."""
     from kb_eval.cross_validation import CV_MODES, parse_golden_spec
@@ -49,8 +55,11 @@ def evaluate(
         if cv not in CV_MODES:
             typer.echo(f"error: --cv {cv!r}: choose one of {', '.join(CV_MODES)}", err=True)
             raise typer.Exit(2)
-        _cross_validate(specs, as_json, refit)
+        _cross_validate(specs, as_json, refit, nested)
         return
+    if nested is not None:
+        typer.echo("error: --nested goes with --cv tenant", err=True)
+        raise typer.Exit(2)
     if len(specs) != 1:
         typer.echo("error: several golden files need --cv tenant", err=True)
         raise typer.Exit(2)
@@ -100,19 +109,28 @@ def _evaluate_one(golden: Path, day: date, as_json: bool) -> None:
     typer.echo(f"stored as {run.run_id}")
 
 
-def _cross_validate(specs: list[tuple[Path, date]], as_json: bool, refit: bool) -> None:
+def _cross_validate(
+    specs: list[tuple[Path, date]], as_json: bool, refit: bool, nested: str | None
+) -> None:
     from kb_eval.cross_validation import format_cv_table, load_case_sets, run_cross_validation
     from kb_eval.golden import GoldenFormatError
+    from kb_eval.nested_choice import nested_cross_validation, parse_nested
     from kb_retrieval.service import open_knowledge_base
 
     try:
         sets = load_case_sets(specs)
+        choice = parse_nested(nested) if nested is not None else None
     except (GoldenFormatError, ValueError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from error
     kb = open_knowledge_base()
     try:
-        report: dict[str, Any] = run_cross_validation(kb.retriever, sets, refit=refit)
+        report: dict[str, Any] = run_cross_validation(
+            kb.retriever,
+            sets,
+            refit=refit,
+            runner=None if choice is None else _nested_runner(nested_cross_validation, *choice),
+        )
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from error
@@ -120,6 +138,18 @@ def _cross_validate(specs: list[tuple[Path, date]], as_json: bool, refit: bool) 
         typer.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
         return
     typer.echo(format_cv_table(report))
+    if "nested" in report:
+        chosen = ", ".join(f"{t} {v:g}" for t, v in report["nested"]["chosen"].items())
+        typer.echo(f"{report['nested']['field']} chosen per fold on the other operators: {chosen}")
+
+
+def _nested_runner(run: Any, field: str, values: tuple[float, ...]) -> Any:
+    """`run_cross_validation`'s runner for one setting chosen per fold."""
+
+    def runner(retriever: Any, sets: Any, *, refit: bool) -> dict[str, Any]:
+        return run(retriever, sets, field, values, refit=refit)
+
+    return runner
 
 
 def evaluate_judge(
