@@ -59,6 +59,9 @@ def test_the_focus_drops_question_form_words_stated_values_and_generic_trip_noun
     assert set(analyze("kayak hire")) <= focus
     for word in ("much", "fee", "day", "trip", "year", "old"):
         assert not set(analyze(word)) & focus, word
+    ahead = _focus("How far in advance should we reserve the glacier guide?")
+    assert set(analyze("glacier guide")) <= ahead
+    assert not set(analyze("far advance")) & ahead
 
 
 def test_sharing_only_a_question_form_word_is_not_a_typed_answer():

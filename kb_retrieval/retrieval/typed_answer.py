@@ -33,7 +33,8 @@ TYPED_ANSWER_SOURCES = frozenset(Category) - {Category.MARKETING, Category.OPERA
 # not what it is about: a sentence sharing only these states some other value.
 QUESTION_FORM_WORDS = frozenset(
     analyze(
-        "time hour early late long soon deadline notice much cost costs price prices fee fees "
+        "time hour early late long soon far advance ahead many deadline notice much cost costs "
+        "price prices fee fees "
         "charge charged surcharge percent percentage share portion part old age ages year years "
         "heavy weigh weight kg kilo kilos lb lbs day days night nights week weeks month months "
         "minute minutes"
