@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import OUT, base_parser, finish, log, machine, stop_server
+from bench.retrieval_build import load_triggers_off
 from bench.retrieval_measure import golden_queries
 from bench.retrieval_scale import (
     HNSW_INDEX,
@@ -77,7 +78,7 @@ def open_home(path: Path, tenant_chunks: int, args: Any) -> tuple[Any, Any, Any,
         corpus = prepare_corpus(conn, args.seed)
         targets = {f.tenant_id: 0 for f in corpus.fillers} | {MEASURED: tenant_chunks}
         conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
-        with conn.transaction():
+        with conn.transaction(), load_triggers_off(conn, [MEASURED]):
             grow(conn, corpus.fillers, targets, corpus.pool, corpus.rng, args, pipeline.versions)
         conn.execute("ANALYZE")
         counts = tenant_counts(conn, MEASURED)

@@ -18,9 +18,9 @@ from bench.retrieval_build import (
     deferred_definitions,
     drop_deferred,
     encode_vector_rows,
-    generation_triggers_off,
     hnsw_exists,
     hnsw_memory,
+    load_triggers_off,
     recreate_deferred,
     synthetic_state,
     vector_copy_sql,
@@ -183,7 +183,7 @@ def scale_to(
         with conn.transaction():
             deferred = deferred_definitions(conn)
             drop_deferred(conn, deferred)
-            with generation_triggers_off(conn, sorted(needed)):
+            with load_triggers_off(conn, sorted(needed)):
                 load_s = grow(
                     conn, corpus.fillers, targets, corpus.pool, corpus.rng, args, versions
                 )

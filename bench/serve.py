@@ -46,6 +46,7 @@ from bench.common import (
     ratio,
     table,
 )
+from bench.retrieval_build import load_triggers_off
 from bench.retrieval_measure import AS_OF, golden_queries
 from bench.retrieval_scale import (
     HNSW_INDEX,
@@ -224,7 +225,7 @@ def run(args: Any, home: Any) -> dict[str, Any]:
     targets = {filler.tenant_id: 0 for filler in corpus.fillers} | {MEASURED: args.tenant_chunks}
     started = time.perf_counter()
     conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
-    with conn.transaction():
+    with conn.transaction(), load_triggers_off(conn, [MEASURED]):
         grow(conn, corpus.fillers, targets, corpus.pool, corpus.rng, args, pipeline.versions)
     rebuild_hnsw(conn, corpus.hnsw_definition, "512MB")
     setup["grow_s"] = round(time.perf_counter() - started, 2)

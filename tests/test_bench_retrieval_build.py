@@ -9,6 +9,7 @@ from bench.retrieval_build import (
     copy_blocks,
     deferred_definitions,
     drop_deferred,
+    eligibility_triggers_off,
     encode_vector_rows,
     generation_triggers_off,
     hnsw_memory,
@@ -100,3 +101,43 @@ def test_generation_triggers_off_bumps_each_loaded_tenant_once(db) -> None:
             assert conn.execute(read).fetchone()[0] == before
         assert conn.execute(read).fetchone()[0] == before + 1
         assert {r[0] for r in conn.execute(enabled)} == {"O"}
+
+
+def test_eligibility_triggers_off_fills_the_loaded_tenants_rows_as_the_triggers_would(db) -> None:
+    db.ensure_tenant("bench-eligibility")
+    version = (
+        "INSERT INTO doc_versions (tenant_id, doc_version_id, doc_id, title, category, source,"
+        " source_type, priority, effective_date, supersedes_doc_version_id, content_hash,"
+        " metadata) VALUES ('bench-eligibility', %s, 'd1', 't', 'faq', 's', 'txt', 1, %s, %s,"
+        " 'h', '{}')"
+    )
+    build = (
+        "INSERT INTO doc_builds (tenant_id, doc_version_id, parser_version, chunker_version,"
+        " embedding_model_id, state, chunk_count, window_count) VALUES"
+        " ('bench-eligibility', %s, 'p1', 'c1', 'e1', 'indexed', 2, 3)"
+    )
+    rows = (
+        "SELECT doc_version_id, effective_from::text, superseded_from::text, chunk_count,"
+        " window_count"
+        " FROM build_eligibility WHERE tenant_id = 'bench-eligibility' ORDER BY 1"
+    )
+    enabled = "SELECT tgenabled FROM pg_trigger WHERE tgname LIKE '%%_eligibility' ORDER BY 1"
+
+    def load(conn) -> None:
+        conn.execute(version, ("old", "2026-01-01", None))
+        conn.execute(version, ("new", "2026-06-01", "old"))
+        conn.execute(build, ("old",))
+        conn.execute(build, ("new",))
+
+    with db.connect() as conn, conn.transaction(force_rollback=True):
+        load(conn)
+        by_triggers = conn.execute(rows).fetchall()
+    assert len(by_triggers) == 2
+    assert str(by_triggers[1][2]) == "2026-06-01"  # "old" is superseded from the new date
+    with db.connect() as conn, conn.transaction(force_rollback=True):
+        with eligibility_triggers_off(conn, ["bench-eligibility"]):
+            assert {r[0] for r in conn.execute(enabled)} == {"D"}
+            load(conn)
+            assert conn.execute(rows).fetchall() == []
+        assert {r[0] for r in conn.execute(enabled)} == {"O"}
+        assert conn.execute(rows).fetchall() == by_triggers
