@@ -30,7 +30,7 @@ def _fresh(plan, text: str) -> frozenset[str]:
     asked = set(analyze(plan.variants[0].text)) if plan.variants else set()
     need = min(MIN_SHARED_TERMS, len(asked))
     values: set[str] = set()
-    for sentence in departure_agreement._SENTENCE_SPLIT.split(prepare(text)):
+    for sentence in departure_agreement.SENTENCE_SPLIT.split(prepare(text)):
         if len(sentence.split()) > MAX_SENTENCE_WORDS:
             continue
         if need and len(asked & set(analyze(sentence))) >= need:

@@ -24,7 +24,7 @@ from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.text.analyzer import analyze, find_dates, normalize_text, prepare
 from kb_retrieval.text.quantities import extract_quantities
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 MIN_SHARED_TERMS = 2
 # A longer "sentence" is a flattened table or list (many statements in one line): not read.
 MAX_SENTENCE_WORDS = 40
@@ -63,7 +63,7 @@ def read_sentences(text: str) -> tuple[ReadSentence, ...]:
     A function of the text alone, kept per process for the `SENTENCE_CACHE_TEXTS` texts used
     last: a tenant's answering chunks recur across e-mails (also read by `precedence.py`)."""
     out = []
-    for sentence in _SENTENCE_SPLIT.split(prepare(text)):
+    for sentence in SENTENCE_SPLIT.split(prepare(text)):
         if len(sentence.split()) <= MAX_SENTENCE_WORDS:
             quantities = extract_quantities(sentence)
             out.append(
@@ -169,7 +169,7 @@ def _dated_sentences(
     names any), its analyzed terms and its quantities (kind, label). Kept per process like
     `read_sentences`."""
     out = []
-    for sentence in _SENTENCE_SPLIT.split(normalize_text(text)):
+    for sentence in SENTENCE_SPLIT.split(normalize_text(text)):
         if not sentence or len(sentence.split()) > MAX_SENTENCE_WORDS:
             continue
         named = list(dict.fromkeys(d.canonical for d in find_dates(sentence.casefold())))

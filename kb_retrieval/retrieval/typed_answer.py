@@ -10,14 +10,17 @@ counted as shared words.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from functools import lru_cache
 from typing import NamedTuple
 
 from kb_retrieval.models import Category
 from kb_retrieval.query.vocabulary import GENERIC_TRIP_NOUNS
-from kb_retrieval.retrieval.departure_agreement import MAX_SENTENCE_WORDS, SENTENCE_CACHE_TEXTS
+from kb_retrieval.retrieval.departure_agreement import (
+    MAX_SENTENCE_WORDS,
+    SENTENCE_CACHE_TEXTS,
+    SENTENCE_SPLIT,
+)
 from kb_retrieval.text.analyzer import analyze, normalize_text
 from kb_retrieval.text.quantities import extract_quantities
 
@@ -41,7 +44,6 @@ QUESTION_FORM_WORDS = frozenset(
     )
 )
 _GENERIC = frozenset(analyze(" ".join(sorted(GENERIC_TRIP_NOUNS))))
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 class _ValueSentence(NamedTuple):
@@ -58,7 +60,7 @@ def value_sentences(text: str) -> tuple[_ValueSentence, ...]:
     table) that state a value. Quantities are read before case folding: "EUR 560" is money,
     "eur 560" is not (`extract_quantities`)."""
     out = []
-    for sentence in _SENTENCE_SPLIT.split(normalize_text(text)):
+    for sentence in SENTENCE_SPLIT.split(normalize_text(text)):
         if len(sentence.split()) > MAX_SENTENCE_WORDS:
             continue
         quantities = extract_quantities(sentence)
