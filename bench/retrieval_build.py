@@ -120,16 +120,23 @@ def recreate_deferred(
 
 
 @contextmanager
+def _triggers_off(conn: Any, triggers: tuple[tuple[str, str], ...]) -> Iterator[None]:
+    """`triggers` ((table, trigger) pairs) disabled inside the caller's transaction, then on."""
+    for table, trigger in triggers:
+        conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
+    yield
+    for table, trigger in triggers:
+        conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER {trigger}")
+
+
+@contextmanager
 def generation_triggers_off(conn: Any, tenants: list[str]) -> Iterator[None]:
     """Inside the load's transaction: migration 0005's row triggers off (each would upsert the
     tenant's one `index_generations` row once per inserted version and build, a chain of
     tens of thousands of row versions in one transaction), then one bump per loaded tenant,
     so retrieval still sees the generation move on."""
-    for table, trigger in GENERATION_TRIGGERS:
-        conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
-    yield
-    for table, trigger in GENERATION_TRIGGERS:
-        conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER {trigger}")
+    with _triggers_off(conn, GENERATION_TRIGGERS):
+        yield
     conn.execute(BUMP_GENERATIONS, (tenants,))
 
 
@@ -139,11 +146,8 @@ def eligibility_triggers_off(conn: Any, tenants: list[str]) -> Iterator[None]:
     version's `build_eligibility` rows; tens of thousands of them in one statement did not
     finish in 21 minutes, docs/benchmarks.md session 14), then every version of the loaded
     tenants refreshed once by the migration's own `refresh_build_eligibility`."""
-    for table, trigger in ELIGIBILITY_TRIGGERS:
-        conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
-    yield
-    for table, trigger in ELIGIBILITY_TRIGGERS:
-        conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER {trigger}")
+    with _triggers_off(conn, ELIGIBILITY_TRIGGERS):
+        yield
     conn.execute(REFRESH_ELIGIBILITY, (tenants,))
 
 
