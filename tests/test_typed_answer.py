@@ -10,7 +10,7 @@ from kb_retrieval.models import Category
 from kb_retrieval.query.answer_type import asked_kinds
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.answerability import FEATURE_NAMES
-from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
+from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pool_features import set_pool_features
 from kb_retrieval.retrieval.scoring import score_pool, shift_log_odds
@@ -21,6 +21,7 @@ from kb_retrieval.retrieval.typed_answer import (
     states_typed_answer,
 )
 from kb_retrieval.text.analyzer import analyze
+from tests.pool_candidates import plain_candidate
 
 WHEN_BUS = "What time does the shuttle bus leave the glacier lodge on the third morning?"
 
@@ -91,30 +92,6 @@ def test_shift_log_odds_moves_a_probability_by_that_many_log_odds():
     assert shift_log_odds(1.0, 5.0) < 1.0
 
 
-def _candidate(key: str, category: Category, text: str) -> Candidate:
-    version = VersionInfo(f"{key}_v1", key, f"{key} doc", category, 0, None, None, None, False)
-    words = text.split()
-    cand = Candidate(
-        chunk_pk=sum(map(ord, key)),
-        version=version,
-        chunk_id=f"{key}_v1_000",
-        chunk_index=0,
-        section_title=None,
-        page_start=None,
-        page_end=None,
-        source_locator=f"docv:{key}_v1#chunk:000|p:-|sec:-",
-        token_count=len(words),
-        text=text,
-        policy_likeness_hint="Low",
-        term_count=len(words),
-        term_freqs={term: 1 for term in analyze(text)},
-    )
-    cand.sims = [0.5]
-    cand.sentence_sims = []
-    cand.vector = 0.5
-    return cand
-
-
 STATES = "The shuttle bus to the glacier leaves the lodge at 07:15."
 
 
@@ -122,8 +99,8 @@ def _scored(logit: float, category: Category) -> tuple[Candidate, Candidate]:
     """A chunk that states the answer and one that does not, both of `category`, scored."""
     plan = build_query_plan(WHEN_BUS)
     pool = [
-        _candidate("answer", category, STATES),
-        _candidate("other", category, "The glacier lodge has a drying room and a sauna."),
+        plain_candidate("answer", category, STATES),
+        plain_candidate("other", category, "The glacier lodge has a drying room and a sauna."),
     ]
     variant_terms = [analyze(v.text) for v in plan.variants]
     idf = dict.fromkeys({t for terms in variant_terms for t in terms}, 1.0)

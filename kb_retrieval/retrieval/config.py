@@ -72,6 +72,12 @@ class RetrievalConfig(BaseModel):
         "the kind of value the question asks for and names what it asks about "
         "(typed_answer.py; docs/retrieval.md 7, session 14); 0: off",
     )
+    dedicated_source_logit: float = Field(
+        2.0,
+        description="log-odds added to the confidence of a chunk whose category is the source "
+        "written to answer the e-mail's intents: waiver form, safety/medical policy, packing "
+        "list (dedicated_source.py; docs/retrieval.md 7, session 15); 0: off",
+    )
     low_confidence_threshold: float = 0.72
     unknown_threshold: float = 0.65
     score_floor: float = Field(

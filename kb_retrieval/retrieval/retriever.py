@@ -251,7 +251,13 @@ class Retriever:
             pool.append(cand)
         set_pool_features(pool, plan, variant_terms, out.idf, out.avgdl, self.config)
         score_pool(
-            pool, variant_terms[0], out.idf, as_of, self.config, policy_like=plan.policy_like
+            pool,
+            variant_terms[0],
+            out.idf,
+            as_of,
+            self.config,
+            policy_like=plan.policy_like,
+            intents=plan.intents,
         )
         pool, used_rerank = maybe_rerank(self.reranker, plan, pool, self.config)
         pool.sort(key=lambda c: (-c.rank_score, c.key))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import date
 from functools import lru_cache
 
+from kb_retrieval.models import Category
 from kb_retrieval.query.answer_type import asked_kinds
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval.answerability import (
@@ -16,6 +17,7 @@ from kb_retrieval.retrieval.answerability import (
 )
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
+from kb_retrieval.retrieval.dedicated_source import dedicated_categories
 from kb_retrieval.retrieval.ranker import add_rank_features
 from kb_retrieval.retrieval.typed_answer import (
     TYPED_ANSWER,
@@ -216,6 +218,20 @@ def soft_signals(
     return score
 
 
+def confidence_shift(
+    candidate: Candidate, config: RetrievalConfig, dedicated: frozenset[Category]
+) -> float:
+    """Log-odds added to the verdict's confidence of `candidate`: `typed_answer_logit` when it
+    states a typed answer (typed_answer.py), `dedicated_source_logit` when its category is one
+    written to answer the e-mail's intents (`dedicated`, dedicated_source.py)."""
+    shift = 0.0
+    if candidate.features.get(TYPED_ANSWER) and candidate.version.category in TYPED_ANSWER_SOURCES:
+        shift += config.typed_answer_logit
+    if candidate.version.category in dedicated:
+        shift += config.dedicated_source_logit
+    return shift
+
+
 def score_pool(
     pool: Sequence[Candidate],
     direct_terms: Sequence[str],
@@ -224,21 +240,21 @@ def score_pool(
     config: RetrievalConfig,
     *,
     policy_like: bool = False,
+    intents: Sequence[str] = (),
 ) -> None:
-    """Pool features, confidence (answerability), relevance and rank score of every candidate."""
+    """Pool features, confidence (answerability), relevance and rank score of every candidate
+    (`intents`: the e-mail's, for the dedicated-source shift of the confidence)."""
     add_gap_features([c.features for c in pool])
     add_query_term_features(
         [c.features for c in pool], [c.term_freqs for c in pool], direct_terms, idf
     )
     add_rank_features(pool, policy_like=policy_like, direct_terms=direct_terms, idf=idf)
+    dedicated = dedicated_categories(intents)
     for cand in pool:
         cand.confidence = answerability(cand, config)
-        if (
-            config.typed_answer_logit
-            and cand.features.get(TYPED_ANSWER)
-            and cand.version.category in TYPED_ANSWER_SOURCES
-        ):
-            cand.confidence = shift_log_odds(cand.confidence, config.typed_answer_logit)
+        shift = confidence_shift(cand, config, dedicated)
+        if shift:
+            cand.confidence = shift_log_odds(cand.confidence, shift)
         order = None
         if config.answerability_orders:
             model = config.answerability
