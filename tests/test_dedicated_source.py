@@ -90,3 +90,9 @@ def test_a_question_without_a_dedicated_intent_gains_nothing():
     plain_form, _ = _scored(0.0, question)
     form, _ = _scored(2.0, question)
     assert form.confidence == plain_form.confidence
+
+
+def test_the_default_configuration_applies_the_signal_and_hashes_it():
+    assert RetrievalConfig().dedicated_source_logit == 2.0
+    off = RetrievalConfig(dedicated_source_logit=0.0)
+    assert off.config_version != RetrievalConfig().config_version

@@ -137,7 +137,7 @@ def test_marketing_and_internal_documents_never_gain_confidence_from_a_stated_va
 
 
 def test_the_default_configuration_applies_the_signal_and_hashes_it():
-    assert RetrievalConfig().typed_answer_logit == 1.0
+    assert RetrievalConfig().typed_answer_logit == 1.5
     off = RetrievalConfig(typed_answer_logit=0.0)
     assert off.config_version != RetrievalConfig().config_version
 

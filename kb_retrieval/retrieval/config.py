@@ -67,10 +67,10 @@ class RetrievalConfig(BaseModel):
         "under score_floor marked `low_relevance`); never below pack_min",
     )
     typed_answer_logit: float = Field(
-        1.0,
+        1.5,
         description="log-odds added to the confidence of a chunk with a sentence that states "
         "the kind of value the question asks for and names what it asks about "
-        "(typed_answer.py; docs/retrieval.md 7, session 14); 0: off",
+        "(typed_answer.py; docs/retrieval.md 7, sessions 14-15); 0: off",
     )
     dedicated_source_logit: float = Field(
         2.0,

@@ -22,6 +22,7 @@ from kb_retrieval.retrieval.departure_agreement import (
 )
 from kb_retrieval.retrieval.precedence import precedence_met
 from kb_retrieval.retrieval.selection import is_low_relevance
+from kb_retrieval.retrieval.typed_answer import TYPED_ANSWER
 
 REASON_ORDER = list(ReasonCode)
 CONFLICT_WINDOW = 6
@@ -363,10 +364,14 @@ def conflict_chunks(
     pack: Sequence[Candidate], outside: Sequence[Candidate], config: RetrievalConfig
 ) -> list[Candidate]:
     """The pack's first chunks, then every later pack chunk that is usable or above the
-    low-relevance line (the pack shows it), then every usable chunk left out of the pack.
+    low-relevance line (the pack shows it), then every chunk left out of the pack that is
+    usable or states a typed answer (a value of the kind asked, about what is asked:
+    typed_answer.py).
 
     A pack filled by precedence tiers pushes lower-tier chunks (a brochure's promise) past its
-    window or out of it; what the guest was told elsewhere still contradicts the policy.
+    window or out of it; what the guest was told elsewhere still contradicts the policy. A
+    website line that states another refund window than the policy may share too few words
+    with the e-mail to pass the floors, yet it states exactly what the guest asks.
     """
     return [
         *pack[:CONFLICT_WINDOW],
@@ -375,7 +380,11 @@ def conflict_chunks(
             for c in pack[CONFLICT_WINDOW:]
             if c.confidence >= config.unknown_threshold or not is_low_relevance(c, config)
         ),
-        *(c for c in outside if c.confidence >= config.unknown_threshold),
+        *(
+            c
+            for c in outside
+            if c.confidence >= config.unknown_threshold or c.features.get(TYPED_ANSWER)
+        ),
     ]
 
 
