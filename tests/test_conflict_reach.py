@@ -11,7 +11,7 @@ from kb_retrieval.retrieval.verdict import conflict_chunks, decide
 from tests.test_ranking_rules import cand
 
 CONFIG = RetrievalConfig()
-QUESTION = "How many days before the rafting trip can I cancel and still get my money back?"
+QUESTION = "If the two of us cancel the rafting weekend, until when is the refund in full?"
 POLICY = "Refunds. Cancellations within 10 calendar days of departure are non-refundable."
 TERMS = "8. If you cancel. No refund is made for cancellations within 10 days of departure."
 WEBSITE = "Plan with confidence: free cancellation up to 48 hours before your rafting trip!"
