@@ -47,3 +47,21 @@ def test_an_outside_chunk_that_states_no_typed_answer_is_not():
     assert [c.chunk_id for c in conflict_chunks(pack, outside, CONFIG)] == ["policy_0", "terms_0"]
     verdict = decide(build_query_plan(QUESTION), pack, CONFIG, outside=outside)
     assert not verdict.flags["conflicting_evidence"]
+
+
+def test_a_window_stated_as_n_or_more_days_is_compared_with_one_stated_as_up_to():
+    from kb_retrieval.retrieval.conflicts import NUMERIC_WINDOW, detect_conflicts
+    from kb_retrieval.retrieval.verdict import _inputs
+
+    policy = cand(
+        "policy_0",
+        Category.STRUCTURED_POLICY,
+        0.9,
+        "Refunds. Paddling holidays cancelled 28 or more days before the start are refunded "
+        "in full.",
+    )
+    site = cand(
+        "site_0", Category.MARKETING, 0.2, "Cancel up to 3 days before the start: full refund."
+    )
+    [conflict] = detect_conflicts(_inputs([policy, site]), exception_request=False)
+    assert (conflict.kind, conflict.values) == (NUMERIC_WINDOW, ("3 days", "28 days"))

@@ -37,6 +37,8 @@ def _only(text: str, kind: str) -> Quantity:
         ("90 minutes before", 1.5, "90 minutes"),
         ("within 1.5 hours", 1.5, "1.5 hours"),
         ("give 48 hours' notice", 48, "48 hours"),
+        ("cancelled 45 or more days before the start", 1080, "45 days"),
+        ("booked three or fewer weeks ahead", 504, "3 weeks"),
     ],
 )
 def test_durations_are_normalised_to_hours(text: str, hours: float, label: str) -> None:

@@ -68,7 +68,8 @@ UNIT_FACTORS = {"minutes": 1 / 60, "hours": 1.0, "days": 24.0, "business days": 
 UNIT_FACTORS |= {"weeks": 168.0, "months": 720.0, "years": 8760.0}
 
 DURATION = re.compile(
-    rf"{_START}(?P<n>{_NUM})(?:\s*(?:-|–|to|and)\s*(?P<n2>{_NUM}))?\+?[\s-]*"
+    rf"{_START}(?P<n>{_NUM})(?:\s*(?:-|–|to|and)\s*(?P<n2>{_NUM}))?\+?"
+    r"(?:\s+or\s+(?:more|fewer|less|longer|over))?[\s-]*"
     r"(?:(?P<q>calendar|business|working|clear|full)[\s-]+)?"
     r"(?P<u>minutes?|mins?|hours?|hrs?|h|days?|weeks?|fortnights?|months?|years?)\b['’]?",
     re.I,
