@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 from kb_eval.specific_terms import (
@@ -14,8 +12,9 @@ from kb_eval.specific_terms import (
 )
 from kb_retrieval.models import Category
 from kb_retrieval.query.plan import build_query_plan
-from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
+from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.text.analyzer import analyze
+from tests.pool_candidates import built_candidate
 
 EMAIL = "How heavy may my duffel be on the boat transfer to the glacier lodge? Thanks, Oskar"
 # An overview naming every word of the question in separate lines, with a weight about bikes.
@@ -32,24 +31,8 @@ OTHER = "Our glacier lodge has twelve rooms and a sauna."
 
 
 def _candidate(i: int, version: str, text: str, category: Category, vector: float) -> Candidate:
-    terms = analyze(text)
-    info = VersionInfo(
-        version, f"d{version}", f"Doc {version}", category, 0, None, None, None, False
-    )
-    cand = Candidate(
-        chunk_pk=i,
-        version=info,
-        chunk_id=f"c{i}",
-        chunk_index=0,
-        section_title=None,
-        page_start=None,
-        page_end=None,
-        source_locator=f"docv:{version}#chunk:{i:03d}|p:-|sec:-",
-        token_count=len(terms),
-        text=text,
-        policy_likeness_hint="Medium",
-        term_count=len(terms),
-        term_freqs=dict(Counter(terms)),
+    cand = built_candidate(
+        i, f"c{i}", version, f"d{version}", category, text, title=f"Doc {version}"
     )
     cand.features = {"vector_best": vector}
     return cand

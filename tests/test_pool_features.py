@@ -4,18 +4,18 @@
 from __future__ import annotations
 
 import random
-from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kb_retrieval.models import Category
 from kb_retrieval.query.plan import build_query_plan
-from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
+from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pool_features import pool_lexical, pool_passages, set_pool_features
 from kb_retrieval.retrieval.scoring import candidate_features, lexical_features, passage_coverage
 from kb_retrieval.text.analyzer import analyze
+from tests.pool_candidates import built_candidate
 
 CONFIG = RetrievalConfig()
 WORDS = [
@@ -58,23 +58,7 @@ EMAIL = (
 
 
 def _candidate(i: int, text: str, category: Category) -> Candidate:
-    terms = analyze(text)
-    version = VersionInfo(f"v{i}", f"d{i}", f"Doc {i}", category, 0, None, None, None, False)
-    cand = Candidate(
-        chunk_pk=i,
-        version=version,
-        chunk_id=f"c{i}",
-        chunk_index=0,
-        section_title=None,
-        page_start=None,
-        page_end=None,
-        source_locator=f"docv:v{i}#chunk:000|p:-|sec:-",
-        token_count=len(terms),
-        text=text,
-        policy_likeness_hint="Medium",
-        term_count=len(terms),
-        term_freqs=dict(Counter(terms)),
-    )
+    cand = built_candidate(i, f"c{i}", f"v{i}", f"d{i}", category, text, title=f"Doc {i}")
     cand.sims = [0.31 + 0.01 * i, 0.42, 0.27][: 1 + i % 3]
     cand.seen_in_queries = {"direct:vector", "policy_expansion:lexical"} if i % 2 else set()
     cand.lexical_top1 = i == 3

@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 
 from kb_retrieval.models import Category
 from kb_retrieval.query.plan import build_query_plan
-from kb_retrieval.retrieval.candidates import Candidate, VersionInfo
+from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.pack import evidence_item
 from kb_retrieval.retrieval.rerank import maybe_rerank
 from kb_retrieval.retrieval.scoring import confidence, is_stale
 from kb_retrieval.retrieval.selection import select_pack
 from kb_retrieval.retrieval.verdict import decide
+from tests.pool_candidates import built_candidate
 
 CONFIG = RetrievalConfig()
 FRESH = date(2026, 10, 1)
@@ -32,22 +33,20 @@ def cand(
     reviewed: date | None = FRESH,
 ) -> Candidate:
     doc = doc or chunk.rsplit("_", 1)[0]
-    version = VersionInfo(f"{doc}_v1", doc, doc.title(), category, 0, None, reviewed, None, False)
     words = text or f"{chunk} words"
-    c = Candidate(
-        chunk_pk=hash(chunk) % 10_000,
-        version=version,
-        chunk_id=chunk,
-        chunk_index=0,
-        section_title=None,
-        page_start=None,
-        page_end=None,
-        source_locator=f"docv:{doc}_v1#chunk:000|p:-|sec:-",
-        token_count=20,
-        text=words,
-        policy_likeness_hint="High",
-        term_count=len(words.split()),
+    c = built_candidate(
+        hash(chunk) % 10_000,
+        chunk,
+        f"{doc}_v1",
+        doc,
+        category,
+        words,
+        hint="High",
+        title=doc.title(),
+        reviewed=reviewed,
         term_freqs={w: 1 for w in words.lower().split()},
+        term_count=len(words.split()),
+        token_count=20,
     )
     c.confidence = c.relevance = c.rank_score = conf
     c.vector = 0.6
