@@ -7,7 +7,7 @@ from kb_retrieval.models import Category, Outcome
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.typed_answer import TYPED_ANSWER
-from kb_retrieval.retrieval.verdict import conflict_chunks, decide
+from kb_retrieval.retrieval.verdict import TYPED_OUTSIDE_MAX, conflict_chunks, decide
 from tests.test_ranking_rules import cand
 
 CONFIG = RetrievalConfig()
@@ -65,3 +65,16 @@ def test_a_window_stated_as_n_or_more_days_is_compared_with_one_stated_as_up_to(
     )
     [conflict] = detect_conflicts(_inputs([policy, site]), exception_request=False)
     assert (conflict.kind, conflict.values) == (NUMERIC_WINDOW, ("3 days", "28 days"))
+
+
+def test_only_the_best_ranked_left_out_typed_answers_are_read():
+    pack, _ = _pack_and_outside(states_answer=True)
+    outside = []
+    for i in range(TYPED_OUTSIDE_MAX + 2):
+        chunk = cand(f"page{i}_0", Category.MARKETING, 0.2, WEBSITE)
+        chunk.features[TYPED_ANSWER] = 1.0
+        outside.append(chunk)
+    usable = cand("faq_0", Category.FAQ, 0.8, "Refunds follow the booking conditions.")
+    read = [c.chunk_id for c in conflict_chunks(pack, [*outside, usable], CONFIG)]
+    expected = [f"page{i}_0" for i in range(TYPED_OUTSIDE_MAX)]
+    assert read == ["policy_0", "terms_0", *expected, "faq_0"]

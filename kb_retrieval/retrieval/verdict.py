@@ -26,6 +26,8 @@ from kb_retrieval.retrieval.typed_answer import TYPED_ANSWER
 
 REASON_ORDER = list(ReasonCode)
 CONFLICT_WINDOW = 6
+# Left-out chunks with a typed answer read for conflicts (conflict_chunks), best ranked first.
+TYPED_OUTSIDE_MAX = 3
 # Intents whose answer is a departure's own logistics (where and when to meet, check-in).
 LOGISTICS_INTENTS = frozenset({"check_in", "pickup"})
 # Medical and safety questions may be answered authoritatively by the safety/medical policy.
@@ -371,8 +373,16 @@ def conflict_chunks(
     A pack filled by precedence tiers pushes lower-tier chunks (a brochure's promise) past its
     window or out of it; what the guest was told elsewhere still contradicts the policy. A
     website line that states another refund window than the policy may share too few words
-    with the e-mail to pass the floors, yet it states exactly what the guest asks.
+    with the e-mail to pass the floors, yet it states exactly what the guest asks. At most
+    `TYPED_OUTSIDE_MAX` such chunks are read, the best ranked: a large tenant has many
+    value-stating chunks among its 40 candidates, and each costs the detector time.
     """
+    typed = [
+        c.chunk_id
+        for c in outside
+        if c.confidence < config.unknown_threshold and c.features.get(TYPED_ANSWER)
+    ]
+    read = frozenset(typed[:TYPED_OUTSIDE_MAX])
     return [
         *pack[:CONFLICT_WINDOW],
         *(
@@ -380,11 +390,7 @@ def conflict_chunks(
             for c in pack[CONFLICT_WINDOW:]
             if c.confidence >= config.unknown_threshold or not is_low_relevance(c, config)
         ),
-        *(
-            c
-            for c in outside
-            if c.confidence >= config.unknown_threshold or c.features.get(TYPED_ANSWER)
-        ),
+        *(c for c in outside if c.confidence >= config.unknown_threshold or c.chunk_id in read),
     ]
 
 
