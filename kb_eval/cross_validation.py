@@ -28,6 +28,7 @@ from kb_eval.golden_eval import evaluate_cases
 from kb_eval.metrics import aggregate
 from kb_eval.separation import case_probability_pairs, separation, top_confidence_pairs
 from kb_retrieval.db.connection import Database
+from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
 
 CV_MODES = ("tenant",)
@@ -134,6 +135,11 @@ class HeldOut:
     model: dict[str, Any] | None = None
 
 
+def protocol_config(retriever: Retriever) -> RetrievalConfig:
+    """The retriever's configuration as every fold runs it (retrieval cache off)."""
+    return retriever.config.model_copy(update={"cache_ttl_seconds": 0.0})
+
+
 def run_folds(
     retriever: Retriever,
     sets: Sequence[CaseSet],
@@ -143,7 +149,7 @@ def run_folds(
 ) -> tuple[dict[str, HeldOut], int]:
     """Each operator's cases run with the model fitted on the others (refit=False: the stored
     model); also the number of training rows collected."""
-    base = retriever.config.model_copy(update={"cache_ttl_seconds": 0.0})
+    base = protocol_config(retriever)
     dated = _dated(sets)
     tenants = sorted({case.tenant_id for case, _ in dated})
     rows: list[Row] = []
@@ -223,9 +229,7 @@ def cross_validate(
     return cv_report(
         sets,
         folds,
-        config_version=retriever.config.model_copy(
-            update={"cache_ttl_seconds": 0.0}
-        ).config_version,
+        config_version=protocol_config(retriever).config_version,
         training_rows=training_rows,
         refit=refit,
         calibration_label=calibration_label,

@@ -14,7 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kb_eval.cross_validation import CaseSet, HeldOut, clone_retriever, cv_report, run_folds
+from kb_eval.cross_validation import (
+    CaseSet,
+    HeldOut,
+    clone_retriever,
+    cv_report,
+    protocol_config,
+    run_folds,
+)
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.retriever import Retriever
 
@@ -88,7 +95,7 @@ def nested_cross_validation(
     report = cv_report(
         sets,
         folds,
-        config_version=retriever.config.config_version,
+        config_version=protocol_config(retriever).config_version,
         training_rows=rows,
         refit=refit,
     )

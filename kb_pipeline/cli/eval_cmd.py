@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,9 @@ def _cross_validate(
             kb.retriever,
             sets,
             refit=refit,
-            runner=None if choice is None else _nested_runner(nested_cross_validation, *choice),
+            runner=None
+            if choice is None
+            else partial(nested_cross_validation, field=choice[0], values=choice[1]),
         )
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
@@ -141,15 +144,6 @@ def _cross_validate(
     if "nested" in report:
         chosen = ", ".join(f"{t} {v:g}" for t, v in report["nested"]["chosen"].items())
         typer.echo(f"{report['nested']['field']} chosen per fold on the other operators: {chosen}")
-
-
-def _nested_runner(run: Any, field: str, values: tuple[float, ...]) -> Any:
-    """`run_cross_validation`'s runner for one setting chosen per fold."""
-
-    def runner(retriever: Any, sets: Any, *, refit: bool) -> dict[str, Any]:
-        return run(retriever, sets, field, values, refit=refit)
-
-    return runner
 
 
 def evaluate_judge(

@@ -34,8 +34,3 @@ DEDICATED_SOURCES: dict[str, Category] = {
 def dedicated_categories(intents: Iterable[str]) -> frozenset[Category]:
     """The categories written to answer any of `intents`."""
     return frozenset(DEDICATED_SOURCES[i] for i in intents if i in DEDICATED_SOURCES)
-
-
-def from_dedicated_source(intents: Iterable[str], category: Category) -> bool:
-    """A chunk of `category` comes from a source written to answer one of `intents`."""
-    return category in dedicated_categories(intents)
