@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kb_retrieval.query.guest_language import read_as_english
 from kb_retrieval.text.analyzer import normalize_text
 
 CONTEXT_WORDS_PER_MESSAGE = 60
@@ -30,8 +31,10 @@ _CLOSING = (
     r"|best|cheers|sincerely|yours(?: truly| sincerely)?|thank you(?: so much| again)?"
     r"|thanks(?: so much| again| in advance)?|thx|ta|all the best|take care|ciao|talk soon))"
 )
-# A sign-off name after the closing on the same line ("Best, Alan", "Kind regards, Peter Hall").
-_SIGN_OFF_NAME = r"(?:[ \t]+[A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*){0,2}[ \t]*[.!]?)?"
+# A sign-off name after the closing on the same line ("Best, Alan", "Kind regards, Peter Hall",
+# "Cheers, Tom and Anna").
+_NAME = r"[A-Z][\w'-]*"
+_SIGN_OFF_NAME = rf"(?:[ \t]+{_NAME}(?:[ \t]+(?:(?:and|&)[ \t]+)?{_NAME}){{0,2}}[ \t]*[.!]?)?"
 _VALEDICTION = re.compile(rf"^[ \t]*{_CLOSING}[ \t]*[,.!]*{_SIGN_OFF_NAME}[ \t]*$")
 # The same closing after the last sentence of a one-line message ("... in August? Ta, Jo"),
 # or a trailing kiss ("x", "xx").
@@ -131,9 +134,10 @@ def strip_quotes(text: str) -> str:
 
 
 def clean_message(text: str) -> str:
-    """One message without quoted replies, signature, closing and greeting."""
+    """One message without quoted replies, signature, closing and greeting; the booking words of
+    another language mixed into it read in English (`guest_language`)."""
     text = normalize_text(text.replace("\r\n", "\n").replace("\r", "\n"))
-    unquoted = _tidy(strip_quotes(text))
+    unquoted = read_as_english(_tidy(strip_quotes(text)))
     body = _cut_at_first(unquoted, _SIGNATURE_MARKERS)
     lines = _strip_greeting(_strip_valediction(body.split("\n")))
     cleaned = _tidy("\n".join(lines))
