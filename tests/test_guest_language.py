@@ -79,6 +79,20 @@ def test_ordinal_day_before_a_translated_month_is_a_date() -> None:
     assert "how much" in plan.normalized_text and "rent" in plan.normalized_text
 
 
+def test_thread_subject_is_read_too() -> None:
+    thread = {
+        "subject": "AW: Frage zur Anzahlung und Restzahlung",
+        "messages": [
+            {"role": "guest", "text": "Hello, a question about paying for the walking week."},
+            {"role": "operator", "text": "Of course, what would you like to know?"},
+            {"role": "guest", "text": "Thanks! When?"},
+        ],
+    }
+    guest = extract_guest_text(thread)
+    assert guest.subject == "question to deposit and balance"
+    assert "deposit" in build_query_plan(thread).normalized_text
+
+
 def test_one_marker_is_not_a_language() -> None:
     assert detect_languages("Thanks, and danke! When is the balance due?") == ()
 

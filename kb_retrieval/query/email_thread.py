@@ -174,7 +174,7 @@ def extract_guest_text(email: str | Mapping[str, object]) -> GuestMessage:
     subject_raw = email.get("subject") or ""
     if not isinstance(subject_raw, str):
         raise ValueError("email 'subject' must be a string")
-    subject = _SUBJECT_PREFIX.sub("", normalize_text(subject_raw)).strip()
+    subject = read_as_english(_SUBJECT_PREFIX.sub("", normalize_text(subject_raw)).strip())
     guest_texts = [clean_message(text) for role, text in _messages(email) if role == "guest"]
     latest = guest_texts[-1] if guest_texts else ""
     earlier = [
