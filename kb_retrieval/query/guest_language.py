@@ -36,6 +36,7 @@ class Language:
         return max(len(key) for key in self.entries)
 
 
+@lru_cache(maxsize=65536)
 def fold(word: str) -> str:
     """Case and accents off ("Grüße" -> "grusse", "Før" -> "for"), as the vocabulary is written."""
     decomposed = unicodedata.normalize("NFKD", word.casefold().translate(_LETTER_FOLDS))
@@ -98,10 +99,11 @@ def read_as_english(text: str) -> str:
             entries.setdefault(key, english)
     longest = max(by_code[code].longest for code in codes)
     words = list(_WORD_RE.finditer(text))
+    folded = [fold(word.group()) for word in words]
     parts: list[str] = []
     position = index = 0
     while index < len(words):
-        span = _longest_entry(text, words, index, longest, entries)
+        span = _longest_entry(text, words, folded, index, longest, entries)
         if span is None:
             index += 1
             continue
@@ -117,16 +119,17 @@ def read_as_english(text: str) -> str:
 def _longest_entry(
     text: str,
     words: list[re.Match[str]],
+    folded: list[str],
     index: int,
     longest: int,
     entries: Mapping[tuple[str, ...], str],
 ) -> tuple[int, str] | None:
     """The longest entry starting at words[index] whose words are separated by spaces only."""
     for length in range(min(longest, len(words) - index), 0, -1):
-        run = words[index : index + length]
-        if any(text[a.end() : b.start()].strip() for a, b in itertools.pairwise(run)):
+        english = entries.get(tuple(folded[index : index + length]))
+        if english is None:
             continue
-        english = entries.get(tuple(fold(word.group()) for word in run))
-        if english is not None:
+        run = words[index : index + length]
+        if not any(text[a.end() : b.start()].strip() for a, b in itertools.pairwise(run)):
             return length, english
     return None
