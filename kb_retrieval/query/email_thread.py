@@ -28,14 +28,22 @@ _SIGNATURE_MARKERS: tuple[re.Pattern[str], ...] = (
 )
 _CLOSING = (
     r"(?i:(?:(?:best|kind|warm|warmest|many|with)?\s*(?:regards|wishes|thanks)"
-    r"|best|cheers|sincerely|yours(?: truly| sincerely)?|thank you(?: so much| again)?"
-    r"|thanks(?: so much| again| in advance)?|thx|ta|all the best|take care|ciao|talk soon))"
+    r"|best|cheers|sincerely|yours(?: truly| sincerely| faithfully)?"
+    r"|(?:thank you|thanks)(?: so much| again| in advance| for your (?:help|time))?"
+    r"|thx|ta|all the best|take care|ciao|talk soon))"
 )
 # A sign-off name after the closing on the same line ("Best, Alan", "Kind regards, Peter Hall",
 # "Cheers, Tom and Anna").
 _NAME = r"[A-Z][\w'-]*"
 _SIGN_OFF_NAME = rf"(?:[ \t]+{_NAME}(?:[ \t]+(?:(?:and|&)[ \t]+)?{_NAME}){{0,2}}[ \t]*[.!]?)?"
 _VALEDICTION = re.compile(rf"^[ \t]*{_CLOSING}[ \t]*[,.!]*{_SIGN_OFF_NAME}[ \t]*$")
+# A name alone on the last line, with no closing before it ("Sarah", "Annika & Jens",
+# "Dr. R. Lindqvist"): a signature when a blank line or a finished sentence precedes it.
+_INITIAL_OR_NAME = r"(?:[A-Z]\.|[A-Z][\w'-]*)"
+_NAME_LINE = re.compile(
+    rf"^[ \t]*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?[ \t]+)?{_INITIAL_OR_NAME}"
+    rf"(?:[ \t]+(?:(?:and|&)[ \t]+)?{_INITIAL_OR_NAME}){{0,2}}[ \t]*$"
+)
 # The same closing after the last sentence of a one-line message ("... in August? Ta, Jo"),
 # or a trailing kiss ("x", "xx").
 _TRAILING_CLOSING = re.compile(
@@ -85,7 +93,18 @@ def _strip_valediction(lines: list[str]) -> list[str]:
             break
         if _VALEDICTION.match(lines[index]) and any(line.strip() for line in lines[:index]):
             return lines[:index]
-    return _strip_trailing_closing(lines)
+    return _strip_trailing_closing(_strip_name_line(lines))
+
+
+def _strip_name_line(lines: list[str]) -> list[str]:
+    """Drop a last line that is only a name, after a blank line or a finished sentence."""
+    filled = [index for index, line in enumerate(lines) if line.strip()]
+    if len(filled) < 2 or not _NAME_LINE.match(lines[filled[-1]]):
+        return lines
+    last, before = filled[-1], filled[-2]
+    if before < last - 1 or lines[before].rstrip().endswith((".", "?", "!", ")")):
+        return lines[:last]
+    return lines
 
 
 def _strip_trailing_closing(lines: list[str]) -> list[str]:
