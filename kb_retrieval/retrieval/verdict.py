@@ -59,10 +59,13 @@ class Verdict:
 
 
 def required_categories(plan: QueryPlan) -> frozenset[Category]:
-    """Categories that may ground this policy-like question (structured/terms/waiver by default)."""
+    """Categories that may ground this policy-like question (structured/terms/waiver by default;
+    the safety/medical policy too for the claim classes it speaks for and any safety question)."""
     allowed: set[Category] = set(HIGH_PRECEDENCE)
     for intent in plan.intents:
         allowed |= CLAIM_CLASS_AUTHORITIES.get(intent, set())
+    if "safety" in plan.sensitivity:
+        allowed |= CLAIM_CLASS_AUTHORITIES["safety"]
     return frozenset(allowed)
 
 
@@ -260,7 +263,7 @@ def decide(
     reasons |= warning_reasons(flags)
     if plan.exception_request:
         reasons.add(ReasonCode.EXCEPTION_REQUEST)
-    if plan.policy_like:
+    if needs_authority(plan):
         if all(c.version.category is Category.MARKETING for c in usable):
             reasons.add(ReasonCode.MARKETING_ONLY_EVIDENCE)
         required = required_categories(plan)
@@ -293,6 +296,14 @@ def decide(
     else:
         outcome = Outcome.OK_TO_DRAFT
     return Verdict(outcome, _ordered(reasons), flags, conflicts, sensitive)
+
+
+def needs_authority(plan: QueryPlan) -> bool:
+    """A draft must rest on an authoritative source: policy-like questions, and any safety
+    question, since safety rules are policy-like claims (spec 3.6) even when only safety words
+    ("fish from my kayak", "hike on my own"), not a policy intent, made the e-mail sensitive.
+    Retrieval keeps the plan's `policy_like` (tiers and expansion) as it is."""
+    return plan.policy_like or "safety" in plan.sensitivity
 
 
 def warning_reasons(flags: dict[str, bool]) -> set[ReasonCode]:
