@@ -17,6 +17,7 @@ QUESTION = "Do the kayak trips run when it rains?"
         "\n\nOlu & Grace",
         "\n\nDr. K. Brennan",
         "\n\nMs Varga",
+        "\n\nJean-Luc O'Neill",
         "\nRuth",  # right after a finished sentence
         "\n\nYours faithfully,\nH. Okafor",
         "\n\nThanks for your help,\nBen and Lou",
@@ -34,6 +35,7 @@ def test_signature_is_cut(ending: str) -> None:
         "Which of these has the easier paddling:\nBroken Group",  # the line completes a question
         "Two questions about the Lofoten week\nDeposit",  # no finished sentence before it
         "Priya",  # a message that is only a name is left alone
+        "Is this departure still open?\nEBC-15",  # a trip code, not a name
     ],
 )
 def test_name_like_line_that_is_content_is_kept(text: str) -> None:

@@ -39,7 +39,8 @@ _SIGN_OFF_NAME = rf"(?:[ \t]+{_NAME}(?:[ \t]+(?:(?:and|&)[ \t]+)?{_NAME}){{0,2}}
 _VALEDICTION = re.compile(rf"^[ \t]*{_CLOSING}[ \t]*[,.!]*{_SIGN_OFF_NAME}[ \t]*$")
 # A name alone on the last line, with no closing before it ("Sarah", "Annika & Jens",
 # "Dr. R. Lindqvist"): a signature when a blank line or a finished sentence precedes it.
-_INITIAL_OR_NAME = r"(?:[A-Z]\.|[A-Z][\w'-]*)"
+# Letters only: a code on a line of its own ("EBC-15", "AT-55102") is not a name.
+_INITIAL_OR_NAME = r"(?:[A-Z]\.|[A-Z][^\W\d_]*(?:['-][^\W\d_]+)*)"
 _NAME_LINE = re.compile(
     rf"^[ \t]*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?[ \t]+)?{_INITIAL_OR_NAME}"
     rf"(?:[ \t]+(?:(?:and|&)[ \t]+)?{_INITIAL_OR_NAME}){{0,2}}[ \t]*$"
