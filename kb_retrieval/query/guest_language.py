@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kb_retrieval.query.language_vocabulary import LANGUAGES, MIN_MARKERS, MONTHS_EN
+from kb_retrieval.query.vocabularies import LANGUAGES, MIN_MARKERS, MONTHS_EN
 
 _WORD_RE = re.compile(r"[^\W\d_]+")
 _LETTER_FOLDS = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d"})
@@ -65,7 +65,7 @@ def parse_entries(spec: str) -> dict[tuple[str, ...], str]:
 
 @lru_cache(maxsize=1)
 def languages() -> tuple[Language, ...]:
-    """The vocabulary of `language_vocabulary.LANGUAGES`, parsed once."""
+    """The vocabulary of `vocabularies.LANGUAGES`, parsed once."""
     parsed = []
     for code, spec in LANGUAGES.items():
         entries = parse_entries(spec["phrases"])

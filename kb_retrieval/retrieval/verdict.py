@@ -300,8 +300,9 @@ def decide(
 
 def needs_authority(plan: QueryPlan) -> bool:
     """A draft must rest on an authoritative source: policy-like questions, and any safety
-    question, since safety rules are policy-like claims (spec 3.6) even when only safety words
-    ("fish from my kayak", "hike on my own"), not a policy intent, made the e-mail sensitive.
+    question, since safety rules are policy-like claims (spec 3.6) even when the caller's flag or
+    safety words ("swim off the boat", "climb without a rope"), not a policy intent, made the
+    e-mail sensitive.
     Retrieval keeps the plan's `policy_like` (tiers and expansion) as it is."""
     return plan.policy_like or "safety" in plan.sensitivity
 
