@@ -32,18 +32,24 @@ _CLOSING = (
     r"|(?:thank you|thanks)(?: so much| again| in advance| for your (?:help|time))?"
     r"|thx|ta|all the best|take care|ciao|talk soon))"
 )
+
+
+def _names(word: str) -> str:
+    """One to three names matching `word`, "and" / "&" allowed between them ("Tom and Anna")."""
+    return rf"{word}(?:[ \t]+(?:(?:and|&)[ \t]+)?{word}){{0,2}}"
+
+
 # A sign-off name after the closing on the same line ("Best, Alan", "Kind regards, Peter Hall",
 # "Cheers, Tom and Anna").
-_NAME = r"[A-Z][\w'-]*"
-_SIGN_OFF_NAME = rf"(?:[ \t]+{_NAME}(?:[ \t]+(?:(?:and|&)[ \t]+)?{_NAME}){{0,2}}[ \t]*[.!]?)?"
+_SIGN_OFF_WORD = r"[A-Z][\w'-]*"
+_SIGN_OFF_NAME = rf"(?:[ \t]+{_names(_SIGN_OFF_WORD)}[ \t]*[.!]?)?"
 _VALEDICTION = re.compile(rf"^[ \t]*{_CLOSING}[ \t]*[,.!]*{_SIGN_OFF_NAME}[ \t]*$")
 # A name alone on the last line, with no closing before it ("Sarah", "Annika & Jens",
 # "Dr. R. Lindqvist"): a signature when a blank line or a finished sentence precedes it.
 # Letters only: a code on a line of its own ("EBC-15", "AT-55102") is not a name.
 _INITIAL_OR_NAME = r"(?:[A-Z]\.|[A-Z][^\W\d_]*(?:['-][^\W\d_]+)*)"
 _NAME_LINE = re.compile(
-    rf"^[ \t]*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?[ \t]+)?{_INITIAL_OR_NAME}"
-    rf"(?:[ \t]+(?:(?:and|&)[ \t]+)?{_INITIAL_OR_NAME}){{0,2}}[ \t]*$"
+    rf"^[ \t]*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?[ \t]+)?{_names(_INITIAL_OR_NAME)}[ \t]*$"
 )
 # The same closing after the last sentence of a one-line message ("... in August? Ta, Jo"),
 # or a trailing kiss ("x", "xx").

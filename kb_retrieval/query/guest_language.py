@@ -31,9 +31,14 @@ class Language:
     markers: frozenset[str]
     entries: Mapping[tuple[str, ...], str]
 
-    @property
-    def longest(self) -> int:
-        return max(len(key) for key in self.entries)
+
+@dataclass(frozen=True)
+class Reading:
+    """The entries of the detected languages merged (the most present language first wins),
+    and the longest entry in words."""
+
+    entries: Mapping[tuple[str, ...], str]
+    longest: int
 
 
 @lru_cache(maxsize=65536)
@@ -80,30 +85,39 @@ def languages() -> tuple[Language, ...]:
 
 def detect_languages(text: str) -> tuple[str, ...]:
     """Codes of the languages with at least MIN_MARKERS distinct marker words, most first."""
-    present = {fold(match.group()) for match in _WORD_RE.finditer(text)}
+    return _detect({fold(match.group()) for match in _WORD_RE.finditer(text)})
+
+
+def _detect(present: set[str]) -> tuple[str, ...]:
     counts = [(len(lang.markers & present), lang.code) for lang in languages()]
     found = sorted((-count, code) for count, code in counts if count >= MIN_MARKERS)
     return tuple(code for _, code in found)
 
 
-def read_as_english(text: str) -> str:
-    """`text` with the booking words of every detected language in English (longest phrase
-    first; whitespace and punctuation kept). Unchanged when no language is detected."""
-    codes = detect_languages(text)
-    if not codes:
-        return text
+@lru_cache(maxsize=64)
+def _reading(codes: tuple[str, ...]) -> Reading:
+    """The merged entries of `codes` (built once per combination of detected languages)."""
     by_code = {lang.code: lang for lang in languages()}
     entries: dict[tuple[str, ...], str] = {}
     for code in codes:
         for key, english in by_code[code].entries.items():
             entries.setdefault(key, english)
-    longest = max(by_code[code].longest for code in codes)
+    return Reading(entries, max(len(key) for key in entries))
+
+
+def read_as_english(text: str) -> str:
+    """`text` with the booking words of every detected language in English (longest phrase
+    first; whitespace and punctuation kept). Unchanged when no language is detected."""
     words = list(_WORD_RE.finditer(text))
     folded = [fold(word.group()) for word in words]
+    codes = _detect(set(folded))
+    if not codes:
+        return text
+    reading = _reading(codes)
     parts: list[str] = []
     position = index = 0
     while index < len(words):
-        span = _longest_entry(text, words, folded, index, longest, entries)
+        span = _longest_entry(text, words, folded, index, reading)
         if span is None:
             index += 1
             continue
@@ -121,12 +135,11 @@ def _longest_entry(
     words: list[re.Match[str]],
     folded: list[str],
     index: int,
-    longest: int,
-    entries: Mapping[tuple[str, ...], str],
+    reading: Reading,
 ) -> tuple[int, str] | None:
     """The longest entry starting at words[index] whose words are separated by spaces only."""
-    for length in range(min(longest, len(words) - index), 0, -1):
-        english = entries.get(tuple(folded[index : index + length]))
+    for length in range(min(reading.longest, len(words) - index), 0, -1):
+        english = reading.entries.get(tuple(folded[index : index + length]))
         if english is None:
             continue
         run = words[index : index + length]

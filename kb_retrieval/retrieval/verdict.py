@@ -302,8 +302,8 @@ def needs_authority(plan: QueryPlan) -> bool:
     """A draft must rest on an authoritative source: policy-like questions, and any safety
     question, since safety rules are policy-like claims (spec 3.6) even when the caller's flag or
     safety words ("swim off the boat", "climb without a rope"), not a policy intent, made the
-    e-mail sensitive.
-    Retrieval keeps the plan's `policy_like` (tiers and expansion) as it is."""
+    e-mail sensitive. Retrieval keeps the plan's `policy_like` (tiers and expansion) as it is:
+    setting it for safety e-mails cost `data/golden` recall through the tiered ranking."""
     return plan.policy_like or "safety" in plan.sensitivity
 
 
