@@ -220,7 +220,9 @@ def test_with_ranker_floors_the_ranker_decides_membership_and_the_chunk_model_th
     in the pack, marked (session 9)."""
     ranker = RankerModel(weights={"title_coverage": 8.0}, bias=-3.0, slope=1.0)
     model = AnswerabilityModel(bias=-3.5, weights={"vector_best": 6.0}, ranker=ranker)
-    config = RetrievalConfig(answerability=model, learned_ranker=True, ranker_floors=True)
+    config = RetrievalConfig(
+        answerability=model, learned_ranker=True, ranker_floors=True, score_floor=0.1
+    )
     plain = _candidate("faq_1", Category.FAQ, doc="faq", vector=0.8)
     titled = _candidate("faq_2", Category.FAQ, doc="guide", section="Kayak deposit", vector=0.2)
     pool = [plain, titled]
