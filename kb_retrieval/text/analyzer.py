@@ -82,13 +82,23 @@ _CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
 _QUOTES = {ord("\u2018"): "'", ord("\u2019"): "'", ord("\u201c"): '"', ord("\u201d"): '"'}
 _TOKEN_RE = re.compile(r"\d{2}:\d{2}|[^\W_]+")
+# A hyphenated compound of letters ("wi-fi", "check-in"); its parts are tokens as before.
+_COMPOUND_RE = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")
+# A compound is also indexed joined when a part is this short or a stopword: such compounds
+# are written either way ("wi-fi" / "wifi", "e-mail" / "email", "pick-up" / "pickup").
+JOIN_PART_MAX = 2
 _ORDINAL_RE = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 
 _STEMMER = Stemmer.Stemmer("english")
 _STEMMER_LOCK = threading.Lock()
 
 _RULES = "|".join(
-    (*sorted(_STOPWORD_SET), "#", *(f"{k}={v}" for k, v in sorted(MONTH_ABBREVIATIONS.items())))
+    (
+        *sorted(_STOPWORD_SET),
+        "#",
+        *(f"{k}={v}" for k, v in sorted(MONTH_ABBREVIATIONS.items())),
+        f"#join<={JOIN_PART_MAX}",
+    )
 )
 ANALYZER_VERSION: str = (
     f"en-v1+snowball-{Stemmer.version()}+{hashlib.sha256(_RULES.encode()).hexdigest()[:8]}"
@@ -236,12 +246,27 @@ def is_stopword(token: str) -> bool:
 
 
 def analyze(text: str) -> list[str]:
-    """BM25 terms of text, in order: normalise, split, drop stopwords, stem."""
-    return [
-        normalize_token(token)
-        for token in _TOKEN_RE.findall(prepare(text))
-        if token not in _STOPWORD_SET
-    ]
+    """BM25 terms of text, in order: normalise, split, drop stopwords, stem; a joinable
+    compound (`joined_compound`) adds its joined form after its parts."""
+    prepared = prepare(text)
+    joined = {m.end(): j for m in _COMPOUND_RE.finditer(prepared) if (j := joined_compound(m[0]))}
+    terms: list[str] = []
+    for match in _TOKEN_RE.finditer(prepared):
+        token = match.group(0)
+        if token not in _STOPWORD_SET:
+            terms.append(normalize_token(token))
+        if match.end() in joined:
+            terms.append(normalize_token(joined[match.end()]))
+    return terms
+
+
+def joined_compound(compound: str) -> str | None:
+    """The joined form of a hyphenated compound ("wi-fi" -> "wifi") one of whose parts is at
+    most `JOIN_PART_MAX` letters or a stopword, else None ("sea-kayak" stays two words)."""
+    parts = compound.split("-")
+    if any(len(p) <= JOIN_PART_MAX or p in _STOPWORD_SET for p in parts):
+        return "".join(parts)
+    return None
 
 
 def term_frequencies(text: str) -> dict[str, int]:
