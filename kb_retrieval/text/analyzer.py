@@ -83,7 +83,8 @@ _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), 
 _QUOTES = {ord("\u2018"): "'", ord("\u2019"): "'", ord("\u201c"): '"', ord("\u201d"): '"'}
 _TOKEN_RE = re.compile(r"\d{2}:\d{2}|[^\W_]+")
 # A hyphenated compound of letters ("wi-fi", "check-in"); its parts are tokens as before.
-_COMPOUND_RE = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")
+_INNER_HYPHEN_RE = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
+_COMPOUND_RE = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
 # A compound is also indexed joined when a part is this short or a stopword: such compounds
 # are written either way ("wi-fi" / "wifi", "e-mail" / "email", "pick-up" / "pickup").
 JOIN_PART_MAX = 2
@@ -249,15 +250,46 @@ def analyze(text: str) -> list[str]:
     """BM25 terms of text, in order: normalise, split, drop stopwords, stem; a joinable
     compound (`joined_compound`) adds its joined form after its parts."""
     prepared = prepare(text)
-    joined = {m.end(): j for m in _COMPOUND_RE.finditer(prepared) if (j := joined_compound(m[0]))}
+    joined = _joined_compounds(prepared) if "-" in prepared else {}
+    if not joined:
+        return [normalize_token(t) for t in _TOKEN_RE.findall(prepared) if t not in _STOPWORD_SET]
     terms: list[str] = []
-    for match in _TOKEN_RE.finditer(prepared):
-        token = match.group(0)
-        if token not in _STOPWORD_SET:
-            terms.append(normalize_token(token))
-        if match.end() in joined:
-            terms.append(normalize_token(joined[match.end()]))
+    start = 0
+    for end, compound in [*sorted(joined.items()), (len(prepared), "")]:
+        terms += [
+            normalize_token(t)
+            for t in _TOKEN_RE.findall(prepared, start, end)
+            if t not in _STOPWORD_SET
+        ]
+        if compound:
+            terms.append(normalize_token(compound))
+        start = end
     return terms
+
+
+def _joined_compounds(prepared: str) -> dict[int, str]:
+    """End offset -> joined form of each joinable compound standing alone (not part of a code
+    such as "ab-12-cd" or of a longer hyphenated run)."""
+    found: dict[int, str] = {}
+    covered = -1
+    for hyphen in _INNER_HYPHEN_RE.finditer(prepared):
+        if hyphen.start() < covered:
+            continue
+        start = hyphen.start()
+        while start and (prepared[start - 1].isalpha() or prepared[start - 1] == "-"):
+            start -= 1
+        match = _COMPOUND_RE.match(prepared, start)
+        if match is None:
+            continue
+        start, end = match.span()
+        covered = end
+        if start and (prepared[start - 1].isalnum() or prepared[start - 1] in "-_"):
+            continue
+        if end < len(prepared) and (prepared[end].isalnum() or prepared[end] in "-_"):
+            continue
+        if joined := joined_compound(match.group(0)):
+            found[end] = joined
+    return found
 
 
 def joined_compound(compound: str) -> str | None:
