@@ -66,3 +66,9 @@ def test_the_exact_variant_carries_the_hyphenated_compound_the_direct_one_splits
     direct, exact = plan.variants[0].text, plan.variants[-1].text
     assert "e mail" in direct and "pick up" in direct
     assert {"email", "pickup"} <= set(analyze(exact))
+
+
+def test_only_a_compound_standing_alone_is_joined() -> None:
+    assert "wifi" in analyze("(Wi-Fi)") and "wifi" in analyze("free wi-fi.")
+    assert "abcd" not in analyze("booking code ab-cd-12")
+    assert "xray" in analyze("two x-rays, one e-bike") and "ebik" in analyze("one e-bike")
