@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 
 from dagster import DagsterInstance, build_sensor_context, materialize
 from typer.testing import CliRunner
@@ -95,6 +96,20 @@ def test_sensor_registers_partitions_and_requests_runs(tmp_path, database_url, m
         build_sensor_context(instance=instance, resources={"kb": kb}, cursor=result.cursor)
     )
     assert unchanged.run_requests == []
+    # A new chunker (or analyzer, parser, model) version: the unchanged folder is due again.
+    pipeline = kb.pipeline()
+    upgraded = replace(
+        pipeline.versions, chunker_version=f"{pipeline.versions.chunker_version}+next"
+    )
+    monkeypatch.setattr(pipeline, "versions", upgraded)
+    rebuilt = tenant_folder_sensor(
+        build_sensor_context(instance=instance, resources={"kb": kb}, cursor=unchanged.cursor)
+    )
+    assert sorted(r.partition_key for r in rebuilt.run_requests) == [
+        "sensor-co/faq_v1",
+        "sensor-co/scan_v1",
+    ]
+    assert rebuilt.cursor != unchanged.cursor
 
 
 def test_kb_ingest_cli_contract(tmp_path, database_url, monkeypatch):

@@ -1,4 +1,5 @@
-"""A sensor that watches the tenant folders and ingests what changed."""
+"""A sensor that watches the tenant folders and ingests what changed, or what the running
+pipeline versions have not built yet."""
 
 import hashlib
 import json
@@ -11,6 +12,7 @@ from kb_pipeline.ingest.jobs import ingest_job
 from kb_pipeline.ingest.partitions import doc_version_partitions, partition_key
 from kb_pipeline.resources import KnowledgeBaseResource
 from kb_retrieval.ingestion.manifest import MANIFEST_NAME, ManifestError
+from kb_retrieval.ingestion.pipeline import IngestionPipeline
 
 TENANTS_DIR_ENV = "KB_TENANTS_DIR"
 DEFAULT_TENANTS_DIR = "data/tenants"
@@ -23,6 +25,13 @@ def folder_fingerprint(folder: Path) -> str:
         stat = path.stat()
         digest.update(f"{path.relative_to(folder)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
+
+
+def pipeline_key(pipeline: IngestionPipeline) -> str:
+    """The build versions a folder was last checked against: a new parser, chunker (analyzer)
+    or embedding model makes every folder due again, so an upgrade rebuilds what it serves."""
+    versions = pipeline.versions
+    return f"{versions.parser_version}|{versions.chunker_version}|{versions.embedding_model_id}"
 
 
 def tenant_folders(root: Path) -> list[Path]:
@@ -45,8 +54,10 @@ def tenant_folder_sensor(
     existing = set(context.instance.get_dynamic_partitions(doc_version_partitions.name))
     new_keys: list[str] = []
     requests: list[RunRequest] = []
+    versions = pipeline_key(pipeline)
     for folder in tenant_folders(root):
-        fingerprint = folder_fingerprint(folder)
+        digest = hashlib.sha256(f"{folder_fingerprint(folder)}|{versions}".encode())
+        fingerprint = digest.hexdigest()
         if seen.get(str(folder)) == fingerprint:
             continue
         try:
