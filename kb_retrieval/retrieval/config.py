@@ -83,8 +83,8 @@ class RetrievalConfig(BaseModel):
     score_floor: float = Field(
         0.08,
         description="spec 6.4 floor, on the calibrated relevance scale (0.45 was min-max "
-        "scale): chunks under it are kept, marked `low_relevance` (spec 7.5); 0.08 is what "
-        "five of six leave-one-operator-out folds choose (docs/retrieval.md, session 17)",
+        "scale): chunks under it are kept, marked `low_relevance` (spec 7.5); 0.08 is chosen "
+        "under leave-one-operator-out (`--nested score_floor=...`; docs/retrieval.md, session 17)",
     )
     relevance_floor: float = Field(
         0.005,
