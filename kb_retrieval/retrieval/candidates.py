@@ -63,6 +63,9 @@ class Candidate:
     coverage: float = 0.0
     passage: float = 0.0
     bm25: float = 0.0
+    # (coverage, BM25) the verdict's lexical confidence reads instead of the chunk's, when set
+    # (an FAQ chunk's best entry: faq_entries.py).
+    answer_lexical: tuple[float, float] | None = None
     confidence: float = 0.0
     relevance: float = 0.0
     rank_score: float = 0.0

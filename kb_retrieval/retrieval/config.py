@@ -178,6 +178,11 @@ class RetrievalConfig(BaseModel):
         "probability too (off: the chunk probability); the low-relevance line (the pack's "
         "marker, the verdict) reads the chunk probability either way",
     )
+    faq_entry_confidence: bool = Field(
+        True,
+        description="the verdict's lexical confidence of an FAQ chunk of two or more questions "
+        "reads its best entry's coverage and BM25 (faq_entries.py; docs/retrieval.md, session 17)",
+    )
     sentence_features: bool = Field(
         False,
         description="best-sentence cosine features from the sentence vectors stored at "

@@ -164,12 +164,12 @@ def candidate_features(
 
 def answerability(candidate: Candidate, config: RetrievalConfig) -> float:
     """The calibrated probability that the chunk answers (the learned model), or the session-3
-    confidence model when `use_answerability` is off."""
+    confidence model when `use_answerability` is off (on an FAQ chunk's best entry when
+    `answer_lexical` is set: faq_entries.py)."""
     if config.use_answerability:
         return config.answerability.confidence(candidate.features)
-    return confidence(
-        candidate.vector, candidate.coverage, candidate.bm25, config.confidence, candidate.passage
-    )
+    coverage, bm25 = candidate.answer_lexical or (candidate.coverage, candidate.bm25)
+    return confidence(candidate.vector, coverage, bm25, config.confidence, candidate.passage)
 
 
 def is_stale(last_reviewed_at: date | None, as_of: date, config: RetrievalConfig) -> bool:

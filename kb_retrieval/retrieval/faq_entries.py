@@ -1,0 +1,113 @@
+"""An FAQ chunk read entry by entry for the verdict's confidence.
+
+A chunk of a long FAQ holds a dozen independent questions and answers. Its whole-chunk coverage
+and BM25 reward a chunk whose entries each share one word of the e-mail (trip photos, the pack's
+weight, "clothing", the week) although no entry answers it. An answer to a guest's question is
+one entry, so the verdict's lexical confidence of an FAQ chunk of two or more questions reads the
+entry it scores highest: that entry's coverage and BM25 (its own length against the average),
+the chunk's cosine and passage coverage unchanged. Ranking, floors and the pack's score
+breakdown keep the whole chunk's values.
+
+An entry is a run of paragraphs (blank-line separated) that starts at a question or a heading
+(a paragraph ending in "?", or a short line that does not end a sentence); a heading directly
+followed by a question stays one entry with it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from kb_retrieval.text.analyzer import analyze
+
+HEADING_MAX_WORDS = 12
+MIN_QUESTIONS = 2
+
+
+@dataclass(frozen=True)
+class EntryTerms:
+    """One entry's analyzed term counts and length (in terms)."""
+
+    counts: dict[str, int]
+    length: int
+
+
+def _opens_entry(paragraph: str) -> bool:
+    line = paragraph.strip()
+    if line.endswith("?"):
+        return True
+    return len(line.split()) <= HEADING_MAX_WORDS and not line.endswith((".", "!", ":", ";"))
+
+
+def split_entries(text: str) -> list[list[str]]:
+    """The paragraphs of `text` grouped into entries (see the module docstring)."""
+    entries: list[list[str]] = []
+    for paragraph in (p for p in text.split("\n\n") if p.strip()):
+        heading_run = bool(entries) and all(_opens_entry(p) for p in entries[-1])
+        if not entries or (_opens_entry(paragraph) and not heading_run):
+            entries.append([paragraph])
+        else:
+            entries[-1].append(paragraph)
+    return entries
+
+
+@lru_cache(maxsize=8192)
+def faq_entries(text: str) -> tuple[EntryTerms, ...]:
+    """The entries of an FAQ chunk, or () when it holds fewer than `MIN_QUESTIONS` questions
+    or a single entry (cached: a chunk's text never changes)."""
+    entries = split_entries(text)
+    questions = sum(1 for entry in entries for p in entry if p.strip().endswith("?"))
+    if len(entries) < 2 or questions < MIN_QUESTIONS:
+        return ()
+    found = []
+    for entry in entries:
+        counts = Counter(analyze("\n".join(entry)))
+        found.append(EntryTerms(dict(counts), sum(counts.values())))
+    return tuple(found)
+
+
+def entry_lexical(
+    entry: EntryTerms,
+    terms: Sequence[str],
+    idf: dict[str, float],
+    avgdl: float,
+    k1: float,
+    b: float,
+) -> tuple[float, float]:
+    """(coverage, BM25) of the query `terms` in one entry, as `scoring.lexical_features`
+    computes them for a chunk."""
+    unique = sorted(set(terms))
+    total = sum(idf.get(t, 0.0) for t in unique)
+    if total <= 0:
+        return 0.0, 0.0
+    matched, bm25 = 0.0, 0.0
+    norm = k1 * (1 - b + b * entry.length / max(avgdl, 1.0))
+    for term in unique:
+        tf = entry.counts.get(term, 0)
+        if tf:
+            weight = idf.get(term, 0.0)
+            matched += weight
+            bm25 += weight * tf * (k1 + 1) / (tf + norm)
+    return matched / total, bm25
+
+
+def best_entry_lexical(
+    text: str,
+    terms: Sequence[str],
+    idf: dict[str, float],
+    avgdl: float,
+    k1: float,
+    b: float,
+    score: Callable[[float, float], float],
+) -> tuple[float, float] | None:
+    """The (coverage, BM25) of the entry `score` rates highest (first on ties), or None for a
+    chunk that is not a list of questions."""
+    best: tuple[float, float, float] | None = None
+    for entry in faq_entries(text):
+        coverage, bm25 = entry_lexical(entry, terms, idf, avgdl, k1, b)
+        value = score(coverage, bm25)
+        if best is None or value > best[0]:
+            best = (value, coverage, bm25)
+    return None if best is None else (best[1], best[2])
