@@ -10,7 +10,7 @@ from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.faq_entries import best_entry_lexical, faq_entries, split_entries
 from kb_retrieval.retrieval.pool_features import set_pool_features
-from kb_retrieval.retrieval.scoring import answerability, lexical_features, score_pool
+from kb_retrieval.retrieval.scoring import faq_entry_capped, lexical_features, score_pool
 from kb_retrieval.text.analyzer import analyze
 from tests.pool_candidates import built_candidate
 
@@ -95,33 +95,51 @@ def test_an_answering_entry_keeps_the_question_covered() -> None:
     assert entry is not None and entry[0] == whole
 
 
-def _scored(text: str, category: Category, config: RetrievalConfig) -> float:
+def _capped(text: str, category: Category, before: float, config: RetrievalConfig) -> Candidate:
     plan = build_query_plan(QUESTION)
     terms = [analyze(v.text) for v in plan.variants]
     chunk = _chunk(text, category)
     idf = _idf(QUESTION, text)
     set_pool_features([chunk], plan, terms, idf, 60.0, config)
-    score_pool([chunk], terms[0], idf, date(2026, 11, 1), config)
-    return chunk.confidence
+    chunk.confidence = before
+    chunk.confidence = faq_entry_capped(chunk, terms[0], idf, 60.0, config, 0.0)
+    return chunk
 
 
-def test_the_verdicts_confidence_of_a_scattered_faq_drops_and_only_for_faqs() -> None:
-    off = CONFIG.model_copy(update={"faq_entry_confidence": False})
-    assert _scored(SCATTERED_FAQ, Category.FAQ, CONFIG) < _scored(SCATTERED_FAQ, Category.FAQ, off)
-    assert _scored(SCATTERED_FAQ, Category.TERMS_POLICY, CONFIG) == _scored(
-        SCATTERED_FAQ, Category.TERMS_POLICY, off
+def test_a_usable_faq_chunk_is_held_to_its_best_entry() -> None:
+    scattered = _capped(SCATTERED_FAQ, Category.FAQ, 0.9, CONFIG)
+    assert scattered.confidence < 0.65 and scattered.answer_lexical is not None
+    assert scattered.answer_lexical[0] < scattered.coverage
+    # The pack's score breakdown keeps the whole chunk's values.
+    assert (scattered.coverage, scattered.bm25) == lexical_features(
+        scattered,
+        analyze(build_query_plan(QUESTION).variants[0].text),
+        _idf(QUESTION, SCATTERED_FAQ),
+        60.0,
+        CONFIG,
     )
+    answering = _capped(ANSWERING_FAQ, Category.FAQ, 0.9, CONFIG)
+    assert answering.confidence >= 0.72  # the answering entry alone grounds a draft
 
 
-def test_the_pack_keeps_the_whole_chunks_lexical_values() -> None:
+def test_only_usable_faq_chunks_are_read_and_the_flag_turns_it_off() -> None:
+    assert _capped(SCATTERED_FAQ, Category.TERMS_POLICY, 0.9, CONFIG).confidence == 0.9
+    assert _capped(SCATTERED_FAQ, Category.FAQ, 0.6, CONFIG).confidence == 0.6
+    off = CONFIG.model_copy(update={"faq_entry_confidence": False})
+    assert _capped(SCATTERED_FAQ, Category.FAQ, 0.9, off).confidence == 0.9
+
+
+def test_the_retrieval_path_reads_the_entries(monkeypatch) -> None:
+    """score_pool applies the cap when given the average chunk length (as `retrieve` does)."""
     plan = build_query_plan(QUESTION)
     terms = [analyze(v.text) for v in plan.variants]
     chunk = _chunk(SCATTERED_FAQ)
     idf = _idf(QUESTION, SCATTERED_FAQ)
     set_pool_features([chunk], plan, terms, idf, 60.0, CONFIG)
-    whole, bm25 = lexical_features(chunk, terms[0], idf, 60.0, CONFIG)
-    assert (chunk.coverage, chunk.bm25) == (whole, bm25)
-    assert chunk.answer_lexical is not None and chunk.answer_lexical[0] < whole
-    entry_confidence = answerability(chunk, CONFIG)
-    chunk.answer_lexical = None
-    assert entry_confidence < answerability(chunk, CONFIG)
+    monkeypatch.setattr("kb_retrieval.retrieval.scoring.answerability", lambda cand, config: 0.95)
+    score_pool([chunk], terms[0], idf, date(2026, 11, 1), CONFIG, avgdl=60.0)
+    assert chunk.confidence < 0.65
+    again = _chunk(SCATTERED_FAQ)
+    set_pool_features([again], plan, terms, idf, 60.0, CONFIG)
+    score_pool([again], terms[0], idf, date(2026, 11, 1), CONFIG)
+    assert again.confidence == 0.95

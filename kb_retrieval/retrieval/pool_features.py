@@ -16,14 +16,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kb_retrieval.models import Category
 from kb_retrieval.query.answer_type import asked_kinds
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval.answerability import answer_features
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
-from kb_retrieval.retrieval.faq_entries import best_entry_lexical
-from kb_retrieval.retrieval.scoring import best_window_mass, confidence, term_positions
+from kb_retrieval.retrieval.scoring import best_window_mass, term_positions
 from kb_retrieval.retrieval.typed_answer import TYPED_ANSWER, focus_terms, states_typed_answer
 
 
@@ -62,23 +60,6 @@ def set_pool_features(
             lexical_top1=cand.lexical_top1,
         )
         cand.features[TYPED_ANSWER] = float(states_typed_answer(asked, focus, cand.text))
-        if config.faq_entry_confidence and cand.version.category is Category.FAQ:
-            cand.answer_lexical = faq_answer_lexical(cand, direct, idf, avgdl, config)
-
-
-def faq_answer_lexical(
-    cand: Candidate,
-    terms: Sequence[str],
-    idf: dict[str, float],
-    avgdl: float,
-    config: RetrievalConfig,
-) -> tuple[float, float] | None:
-    """The (coverage, BM25) of the FAQ entry the verdict's confidence rates highest."""
-
-    def score(coverage: float, bm25: float) -> float:
-        return confidence(cand.vector, coverage, bm25, config.confidence, cand.passage)
-
-    return best_entry_lexical(cand.text, terms, idf, avgdl, config.bm25_k1, config.bm25_b, score)
 
 
 def pool_lexical(

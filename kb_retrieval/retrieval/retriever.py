@@ -258,6 +258,7 @@ class Retriever:
             self.config,
             policy_like=plan.policy_like,
             intents=plan.intents,
+            avgdl=out.avgdl,
         )
         pool, used_rerank = maybe_rerank(self.reranker, plan, pool, self.config)
         pool.sort(key=lambda c: (-c.rank_score, c.key))

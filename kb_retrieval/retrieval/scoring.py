@@ -18,6 +18,7 @@ from kb_retrieval.retrieval.answerability import (
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
 from kb_retrieval.retrieval.dedicated_source import dedicated_categories
+from kb_retrieval.retrieval.faq_entries import best_entry_lexical
 from kb_retrieval.retrieval.ranker import add_rank_features
 from kb_retrieval.retrieval.typed_answer import (
     TYPED_ANSWER,
@@ -164,12 +165,42 @@ def candidate_features(
 
 def answerability(candidate: Candidate, config: RetrievalConfig) -> float:
     """The calibrated probability that the chunk answers (the learned model), or the session-3
-    confidence model when `use_answerability` is off (on an FAQ chunk's best entry when
-    `answer_lexical` is set: faq_entries.py)."""
+    confidence model when `use_answerability` is off."""
     if config.use_answerability:
         return config.answerability.confidence(candidate.features)
-    coverage, bm25 = candidate.answer_lexical or (candidate.coverage, candidate.bm25)
-    return confidence(candidate.vector, coverage, bm25, config.confidence, candidate.passage)
+    return confidence(
+        candidate.vector, candidate.coverage, candidate.bm25, config.confidence, candidate.passage
+    )
+
+
+def faq_entry_capped(
+    cand: Candidate,
+    terms: Sequence[str],
+    idf: dict[str, float],
+    avgdl: float,
+    config: RetrievalConfig,
+    shift: float,
+) -> float:
+    """An FAQ chunk of two or more questions that the lexical confidence would let ground a
+    draft is held to its best entry (faq_entries.py): the lower of the chunk's confidence and
+    that entry's (its coverage and BM25, the chunk's cosine and the same shift). Only a chunk at
+    `unknown_threshold` or above is read, since only its usability can change."""
+    if (
+        not config.faq_entry_confidence
+        or config.use_answerability
+        or cand.version.category is not Category.FAQ
+        or cand.confidence < config.unknown_threshold
+    ):
+        return cand.confidence
+
+    def score(coverage: float, bm25: float) -> float:
+        return confidence(cand.vector, coverage, bm25, config.confidence, cand.passage)
+
+    entry = best_entry_lexical(cand.text, terms, idf, avgdl, config.bm25_k1, config.bm25_b, score)
+    if entry is None:
+        return cand.confidence
+    cand.answer_lexical = entry
+    return min(cand.confidence, shift_log_odds(score(*entry), shift))
 
 
 def is_stale(last_reviewed_at: date | None, as_of: date, config: RetrievalConfig) -> bool:
@@ -241,9 +272,11 @@ def score_pool(
     *,
     policy_like: bool = False,
     intents: Sequence[str] = (),
+    avgdl: float | None = None,
 ) -> None:
     """Pool features, confidence (answerability), relevance and rank score of every candidate
-    (`intents`: the e-mail's, for the dedicated-source shift of the confidence)."""
+    (`intents`: the e-mail's, for the dedicated-source shift of the confidence; `avgdl`: the
+    average chunk length, for reading an FAQ chunk entry by entry, `faq_entry_capped`)."""
     add_gap_features([c.features for c in pool])
     add_query_term_features(
         [c.features for c in pool], [c.term_freqs for c in pool], direct_terms, idf
@@ -255,6 +288,8 @@ def score_pool(
         shift = confidence_shift(cand, config, dedicated)
         if shift:
             cand.confidence = shift_log_odds(cand.confidence, shift)
+        if avgdl is not None:
+            cand.confidence = faq_entry_capped(cand, direct_terms, idf, avgdl, config, shift)
         order = None
         if config.answerability_orders:
             model = config.answerability
