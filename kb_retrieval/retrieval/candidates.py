@@ -63,8 +63,8 @@ class Candidate:
     coverage: float = 0.0
     passage: float = 0.0
     bm25: float = 0.0
-    # (coverage, BM25) the verdict's lexical confidence reads instead of the chunk's, when set
-    # (an FAQ chunk's best entry: faq_entries.py).
+    # (coverage, BM25) of the best entry a usable FAQ chunk's confidence was held to
+    # (scoring.faq_entry_capped); None otherwise.
     answer_lexical: tuple[float, float] | None = None
     confidence: float = 0.0
     relevance: float = 0.0

@@ -180,8 +180,9 @@ class RetrievalConfig(BaseModel):
     )
     faq_entry_confidence: bool = Field(
         True,
-        description="the verdict's lexical confidence of an FAQ chunk of two or more questions "
-        "reads its best entry's coverage and BM25 (faq_entries.py; docs/retrieval.md, session 17)",
+        description="an FAQ chunk of two or more questions at unknown_threshold or above is held "
+        "to its best entry's lexical confidence (scoring.faq_entry_capped; docs/retrieval.md, "
+        "session 17)",
     )
     sentence_features: bool = Field(
         False,

@@ -3,10 +3,10 @@
 A chunk of a long FAQ holds a dozen independent questions and answers. Its whole-chunk coverage
 and BM25 reward a chunk whose entries each share one word of the e-mail (trip photos, the pack's
 weight, "clothing", the week) although no entry answers it. An answer to a guest's question is
-one entry, so the verdict's lexical confidence of an FAQ chunk of two or more questions reads the
-entry it scores highest: that entry's coverage and BM25 (its own length against the average),
-the chunk's cosine and passage coverage unchanged. Ranking, floors and the pack's score
-breakdown keep the whole chunk's values.
+one entry, so an FAQ chunk of two or more questions that the verdict's lexical confidence would
+let ground a draft is held to the entry it scores highest (`scoring.faq_entry_capped`): that
+entry's coverage and BM25 (its own length against the average), the chunk's cosine and passage
+coverage unchanged. Ranking, floors and the pack's score breakdown keep the whole chunk's values.
 
 An entry is a run of paragraphs (blank-line separated) that starts at a question or a heading
 (a paragraph ending in "?", or a short line that does not end a sentence); a heading directly

@@ -40,8 +40,7 @@ def set_pool_features(
     coverage, bm25 = pool_lexical(pool, variant_terms, idf, avgdl, config)
     passages = pool_passages(pool, variant_terms, idf, config.passage_window)
     asked = asked_kinds(plan.normalized_text)
-    direct = variant_terms[0] if variant_terms else ()
-    focus = focus_terms(plan.normalized_text, direct)
+    focus = focus_terms(plan.normalized_text, variant_terms[0] if variant_terms else ())
     for cand, covs, scores, spans in zip(
         pool, coverage.tolist(), bm25.tolist(), passages.tolist(), strict=True
     ):
