@@ -19,14 +19,13 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 import numpy as np
 
 from bench.common import base_parser, log
-from kb_eval.answerability_fit import collect_rows, fit_answerability
+from kb_eval.answerability_fit import Row, collect_rows, fit_answerability
 from kb_eval.cross_validation import (
     HeldOut,
     clone_retriever,
@@ -36,11 +35,8 @@ from kb_eval.cross_validation import (
     protocol_config,
 )
 from kb_eval.fit_confidence import features, fit_nonnegative
-from kb_eval.golden import GoldenCase
-from kb_eval.golden_eval import evaluate_cases, retrieve_case
-from kb_eval.metrics import is_covered
+from kb_eval.golden_eval import evaluate_cases
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
-from kb_retrieval.retrieval.retriever import Retriever
 from kb_retrieval.service import open_knowledge_base
 
 GOLDEN = [
@@ -50,62 +46,26 @@ GOLDEN = [
 LABELS = ("doc", "quote", "answerable")
 
 
-@dataclass(frozen=True)
-class ChunkRef:
-    """What `is_covered` reads of a candidate."""
-
-    doc_version_id: str
-    text: str
-
-
-@dataclass(frozen=True)
-class LexicalRow:
-    """One candidate's inputs of the lexical confidence and its three possible labels."""
-
-    tenant_id: str
-    rank: int
-    inputs: list[float]
-    quote: bool
-    answering_version: bool
-    case_answerable: bool
-
-    def label(self, name: str) -> float:
-        if name == "quote":
-            return float(self.quote)
-        if name == "answerable":
-            return float(self.case_answerable)
-        return float(self.quote or self.answering_version)
+def target(row: Row, label: str) -> float:
+    """The row's label for the refit: `quote` (holds a quote), `answerable` (its case has
+    relevant items) or `doc` (a chunk of an answering version, the session-3 label)."""
+    if label == "quote":
+        return float(row.label)
+    if label == "answerable":
+        return float(row.case_answerable)
+    return float(row.label or row.answering_version)
 
 
-def lexical_rows(
-    retriever: Retriever, cases: Sequence[tuple[GoldenCase, date]], bm25_half: float
-) -> list[LexicalRow]:
-    """Every candidate of every case, ranked as the retriever ranks them."""
-    rows = []
-    for case, as_of in cases:
-        for rank, cand in enumerate(retrieve_case(retriever, case, as_of).candidates):
-            chunk = ChunkRef(cand.version.doc_version_id, cand.text)
-            quote = any(is_covered(item, chunk) for item in case.relevant)
-            rows.append(
-                LexicalRow(
-                    case.tenant_id,
-                    rank,
-                    features(cand.vector, cand.coverage, cand.bm25, bm25_half, cand.passage),
-                    quote,
-                    any(i.doc_version_id == cand.version.doc_version_id for i in case.relevant),
-                    bool(case.relevant),
-                )
-            )
-    return rows
-
-
-def fit_lexical(rows: Sequence[LexicalRow], top_k: int, label: str) -> ConfidenceModel:
+def fit_lexical(
+    rows: Sequence[Row], top_k: int, label: str, bm25_half: float = 8.0
+) -> ConfidenceModel:
     """The session-3 recipe on `rows`: the `top_k` best-ranked candidates of each case."""
     chosen = [r for r in rows if r.rank < top_k]
-    w = fit_nonnegative(
-        np.array([r.inputs for r in chosen]), np.array([r.label(label) for r in chosen])
+    x = np.array([features(*r.lexical[:3], bm25_half, r.lexical[3]) for r in chosen])
+    w = fit_nonnegative(x, np.array([target(r, label) for r in chosen]))
+    return ConfidenceModel(
+        bias=w[0], w_vector=w[1], w_coverage=w[2], w_bm25=w[3], w_passage=w[4], bm25_half=bm25_half
     )
-    return ConfidenceModel(bias=w[0], w_vector=w[1], w_coverage=w[2], w_bm25=w[3], w_passage=w[4])
 
 
 def run(specs: Sequence[str], top_k: int, label: str) -> dict[str, Any]:
@@ -113,10 +73,9 @@ def run(specs: Sequence[str], top_k: int, label: str) -> dict[str, Any]:
     base: RetrievalConfig = protocol_config(kb.retriever)
     sets = load_case_sets([parse_golden_spec(s, date(2026, 11, 15)) for s in specs])
     dated = [(case, s.as_of) for s in sets for case in s.cases]
-    plain = clone_retriever(kb.retriever, base)
     log(f"collecting the candidates of {len(dated)} cases")
-    rows = collect_rows(plain, dated)
-    lexical = lexical_rows(plain, dated, base.confidence.bm25_half)
+    rows = collect_rows(clone_retriever(kb.retriever, base), dated)
+    half = base.confidence.bm25_half
     folds: dict[str, HeldOut] = {}
     for tenant in sorted({case.tenant_id for case, _ in dated}):
         model = fit_answerability(
@@ -125,7 +84,7 @@ def run(specs: Sequence[str], top_k: int, label: str) -> dict[str, Any]:
             calibration_label="answerable",
             ranker=base.learned_ranker,
         )
-        confidence = fit_lexical([r for r in lexical if r.tenant_id != tenant], top_k, label)
+        confidence = fit_lexical([r for r in rows if r.tenant_id != tenant], top_k, label, half)
         config = base.model_copy(update={"answerability": model, "confidence": confidence})
         fold = clone_retriever(kb.retriever, config)
         held = HeldOut([], [], {}, {"confidence": confidence.model_dump()})

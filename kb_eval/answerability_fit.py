@@ -53,6 +53,9 @@ class Row:
     answering_version: bool = False
     case_answerable: bool = False
     confidence: float = 0.0  # the verdict's confidence of this candidate (scoring.answerability)
+    # The lexical confidence's inputs: cosine, coverage, BM25 and passage coverage of the direct
+    # query (what `bench/confidence_refit.py` refits the session-3 model on).
+    lexical: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ def collect_rows(retriever: Retriever, cases: Iterable[tuple[GoldenCase, date]])
                     version,
                     bool(case.relevant),
                     cand.confidence,
+                    (cand.vector, cand.coverage, cand.bm25, cand.passage),
                 )
             )
     return rows

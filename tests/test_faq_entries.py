@@ -8,9 +8,14 @@ from kb_retrieval.models import Category
 from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import RetrievalConfig
-from kb_retrieval.retrieval.faq_entries import best_entry_lexical, faq_entries, split_entries
+from kb_retrieval.retrieval.faq_entries import faq_entries, split_entries
 from kb_retrieval.retrieval.pool_features import set_pool_features
-from kb_retrieval.retrieval.scoring import faq_entry_capped, lexical_features, score_pool
+from kb_retrieval.retrieval.scoring import (
+    best_entry_lexical,
+    faq_entry_capped,
+    lexical_features,
+    score_pool,
+)
 from kb_retrieval.text.analyzer import analyze
 from tests.pool_candidates import built_candidate
 

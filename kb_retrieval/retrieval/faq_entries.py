@@ -16,7 +16,6 @@ followed by a question stays one entry with it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -66,48 +65,3 @@ def faq_entries(text: str) -> tuple[EntryTerms, ...]:
         counts = Counter(analyze("\n".join(entry)))
         found.append(EntryTerms(dict(counts), sum(counts.values())))
     return tuple(found)
-
-
-def entry_lexical(
-    entry: EntryTerms,
-    terms: Sequence[str],
-    idf: dict[str, float],
-    avgdl: float,
-    k1: float,
-    b: float,
-) -> tuple[float, float]:
-    """(coverage, BM25) of the query `terms` in one entry, as `scoring.lexical_features`
-    computes them for a chunk."""
-    unique = sorted(set(terms))
-    total = sum(idf.get(t, 0.0) for t in unique)
-    if total <= 0:
-        return 0.0, 0.0
-    matched, bm25 = 0.0, 0.0
-    norm = k1 * (1 - b + b * entry.length / max(avgdl, 1.0))
-    for term in unique:
-        tf = entry.counts.get(term, 0)
-        if tf:
-            weight = idf.get(term, 0.0)
-            matched += weight
-            bm25 += weight * tf * (k1 + 1) / (tf + norm)
-    return matched / total, bm25
-
-
-def best_entry_lexical(
-    text: str,
-    terms: Sequence[str],
-    idf: dict[str, float],
-    avgdl: float,
-    k1: float,
-    b: float,
-    score: Callable[[float, float], float],
-) -> tuple[float, float] | None:
-    """The (coverage, BM25) of the entry `score` rates highest (first on ties), or None for a
-    chunk that is not a list of questions."""
-    best: tuple[float, float, float] | None = None
-    for entry in faq_entries(text):
-        coverage, bm25 = entry_lexical(entry, terms, idf, avgdl, k1, b)
-        value = score(coverage, bm25)
-        if best is None or value > best[0]:
-            best = (value, coverage, bm25)
-    return None if best is None else (best[1], best[2])

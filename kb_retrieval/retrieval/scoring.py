@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from functools import lru_cache
 
@@ -18,7 +18,7 @@ from kb_retrieval.retrieval.answerability import (
 from kb_retrieval.retrieval.candidates import Candidate
 from kb_retrieval.retrieval.config import ConfidenceModel, RetrievalConfig
 from kb_retrieval.retrieval.dedicated_source import dedicated_categories
-from kb_retrieval.retrieval.faq_entries import best_entry_lexical
+from kb_retrieval.retrieval.faq_entries import faq_entries
 from kb_retrieval.retrieval.ranker import add_rank_features
 from kb_retrieval.retrieval.typed_answer import (
     TYPED_ANSWER,
@@ -52,23 +52,33 @@ def lexical_features(
     config: RetrievalConfig,
 ) -> tuple[float, float]:
     """(share of the query's idf mass the chunk contains, BM25 of the direct query)."""
+    return lexical_scores(
+        candidate.term_freqs, candidate.term_count, terms, idf, avgdl, config.bm25_k1, config.bm25_b
+    )
+
+
+def lexical_scores(
+    term_freqs: Mapping[str, int],
+    term_count: int,
+    terms: Sequence[str],
+    idf: dict[str, float],
+    avgdl: float,
+    k1: float,
+    b: float,
+) -> tuple[float, float]:
+    """(coverage, BM25) of the query `terms` in a text of `term_count` terms (a chunk, or one
+    entry of an FAQ chunk)."""
     unique = sorted(set(terms))
     total = sum(idf.get(t, 0.0) for t in unique)
     if not unique or total <= 0:
         return 0.0, 0.0
     matched, bm25 = 0.0, 0.0
-    k1, b = config.bm25_k1, config.bm25_b
     for term in unique:
-        tf = candidate.term_freqs.get(term, 0)
+        tf = term_freqs.get(term, 0)
         if tf:
             weight = idf.get(term, 0.0)
             matched += weight
-            bm25 += (
-                weight
-                * tf
-                * (k1 + 1)
-                / (tf + k1 * (1 - b + b * candidate.term_count / max(avgdl, 1.0)))
-            )
+            bm25 += weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * term_count / max(avgdl, 1.0)))
     return matched / total, bm25
 
 
@@ -201,6 +211,23 @@ def faq_entry_capped(
         return cand.confidence
     cand.answer_lexical = entry
     return min(cand.confidence, shift_log_odds(score(*entry), shift))
+
+
+def best_entry_lexical(
+    text: str,
+    terms: Sequence[str],
+    idf: dict[str, float],
+    avgdl: float,
+    k1: float,
+    b: float,
+    score: Callable[[float, float], float],
+) -> tuple[float, float] | None:
+    """The (coverage, BM25) of the FAQ entry `score` rates highest (the first on ties), or None
+    for a chunk that is not a list of questions (`faq_entries`)."""
+    found = [
+        lexical_scores(e.counts, e.length, terms, idf, avgdl, k1, b) for e in faq_entries(text)
+    ]
+    return max(found, key=lambda lexical: score(*lexical), default=None)
 
 
 def is_stale(last_reviewed_at: date | None, as_of: date, config: RetrievalConfig) -> bool:

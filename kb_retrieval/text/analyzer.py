@@ -251,8 +251,6 @@ def analyze(text: str) -> list[str]:
     compound (`joined_compound`) adds its joined form after its parts."""
     prepared = prepare(text)
     joined = _joined_compounds(prepared) if "-" in prepared else {}
-    if not joined:
-        return [normalize_token(t) for t in _TOKEN_RE.findall(prepared) if t not in _STOPWORD_SET]
     terms: list[str] = []
     start = 0
     for end, compound in [*sorted(joined.items()), (len(prepared), "")]:
