@@ -84,6 +84,7 @@ def case_result(case: GoldenCase, outcome: Any, case_probability: float | None) 
         ],
         confidence_top=max((e["confidence_score"] for e in pack["evidence"]), default=None),
         case_probability=case_probability,
+        near_answer_cosine=(pack.get("near_answer") or {}).get("cosine"),
     )
 
 

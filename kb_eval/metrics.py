@@ -66,6 +66,8 @@ class CaseResult:
     candidates: list[EvidenceRef] = field(default_factory=list)
     confidence_top: float | None = None
     case_probability: float | None = None
+    # The candidates' sentence nearest the question, when no chunk was usable (near_answer.py).
+    near_answer_cosine: float | None = None
 
 
 def normalise_quote(text: str) -> str:
@@ -198,6 +200,7 @@ def case_detail(case: GoldenCase, result: CaseResult) -> dict[str, Any]:
         ),
         "confidence_top": result.confidence_top,
         "case_probability": result.case_probability,
+        "near_answer_cosine": result.near_answer_cosine,
         "evidence_chunk_ids": [ref.chunk_id for ref in result.evidence],
     }
 

@@ -90,6 +90,7 @@ class QueryPlan:
     trip_terms: tuple[str, ...] = ()
     trip_names: tuple[str, ...] = ()  # the tenant's trip names the email mentions
     guest_text: str = ""  # every guest message of the thread, prepared (values the guest states)
+    question_text: str = ""  # the latest guest message as read (without the thread's context)
     # A trip context that names a product but no departure (no trip_date, no trip_id).
     context_undated: bool = False
 
@@ -403,6 +404,7 @@ def build_query_plan(
     guest = extract_guest_text(email)
     entities_known = _clean_entities(known_entities)
     text, tokens = _analyse_text(guest.latest, entities_known)
+    question = text
     if guest.context and _needs_context(text, tokens, min_content_tokens, follow_up_max_terms):
         text, tokens = _analyse_text(f"{guest.latest}\n{guest.context}", entities_known)
     prepared = prepare(text)
@@ -476,6 +478,7 @@ def build_query_plan(
         trip_terms=tuple(trip_terms),
         trip_names=tuple(matched),
         guest_text=" ".join(full_prepared.split()),
+        question_text=question,
         context_undated=bool(trip_context)
         and not (trip_context.get("trip_date") or trip_context.get("trip_id")),
     )

@@ -189,6 +189,18 @@ class RetrievalConfig(BaseModel):
         description="best-sentence cosine features from the sentence vectors stored at "
         "ingestion (migration 0008; docs/retrieval.md section 7)",
     )
+    near_answer_review: bool = Field(
+        True,
+        description="no chunk usable, but a candidate's stored sentence is as close to the "
+        "guest's question as near_answer_threshold (cosine): NEEDS_REVIEW (LOW_CONFIDENCE) "
+        "instead of UNKNOWN, never a draft (near_answer.py; docs/retrieval.md, session 18)",
+    )
+    near_answer_threshold: float = Field(
+        0.64,
+        ge=0.0,
+        description="the cosine a candidate sentence needs to send an e-mail with no usable "
+        "chunk to a person (chosen leaving one operator out: bench/near_answer.py)",
+    )
 
     @property
     def config_version(self) -> str:

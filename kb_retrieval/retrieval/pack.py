@@ -13,6 +13,7 @@ import jsonschema
 from kb_retrieval.query.plan import QueryPlan
 from kb_retrieval.retrieval.answerability import pack_confidences
 from kb_retrieval.retrieval.candidates import Candidate
+from kb_retrieval.retrieval.near_answer import NearAnswer
 from kb_retrieval.retrieval.verdict import Verdict
 
 SNIPPET_CHARS = 240
@@ -91,10 +92,11 @@ def build_pack(
     as_of: str,
     audit_mode: bool,
     low_relevance_line: float = 0.0,
+    near_answer: NearAnswer | None = None,
 ) -> dict[str, Any]:
     lexical_max = max((c.bm25 for c in candidates), default=0.0)
     shown = pack_confidences([c.confidence for c in evidence], [c.relevance for c in evidence])
-    return {
+    pack = {
         "tenant_id": tenant_id,
         "outcome": verdict.outcome.value,
         "reason_codes": [r.value for r in verdict.reason_codes],
@@ -114,6 +116,9 @@ def build_pack(
         "audit_mode": audit_mode,
         "config_version": config_version,
     }
+    if near_answer is not None:
+        pack["near_answer"] = near_answer.to_json()
+    return pack
 
 
 def dumps_pack(pack: dict[str, Any]) -> str:

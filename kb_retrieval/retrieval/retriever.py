@@ -23,6 +23,12 @@ from kb_retrieval.retrieval import candidates as legs
 from kb_retrieval.retrieval import snapshot_sentences, sql
 from kb_retrieval.retrieval.cache import TTLCache
 from kb_retrieval.retrieval.config import RetrievalConfig
+from kb_retrieval.retrieval.near_answer import (
+    NearAnswer,
+    nearest_sentence,
+    question_texts,
+    readable,
+)
 from kb_retrieval.retrieval.pack import build_pack
 from kb_retrieval.retrieval.pool_features import set_pool_features
 from kb_retrieval.retrieval.rerank import Reranker, maybe_rerank
@@ -35,7 +41,7 @@ from kb_retrieval.retrieval.sentence_vectors import (
 )
 from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot
 from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
-from kb_retrieval.retrieval.verdict import admit_conflicting, decide
+from kb_retrieval.retrieval.verdict import admit_conflicting, decide, usable_chunks
 from kb_retrieval.text.analyzer import analyze, canonicalize_dates, find_dates
 
 INSERT_AUDIT = """
@@ -346,8 +352,18 @@ class Retriever:
         evidence, floors = select_pack(pool, self.config, tiered=plan.policy_like)
         chosen = {id(c) for c in evidence}
         outside = [c for c in pool if id(c) not in chosen]
+        near = None
+        if self.config.near_answer_review and pool and not usable_chunks(evidence, self.config):
+            t0 = time.perf_counter()
+            near = self._near_answer(tenant_id, plan, pool)
+            timings["near_answer"] = _ms(t0)
         verdict = decide(
-            plan, evidence, self.config, has_trip_context=bool(trip_context), outside=outside
+            plan,
+            evidence,
+            self.config,
+            has_trip_context=bool(trip_context),
+            outside=outside,
+            near_answer=near,
         )
         evidence = admit_conflicting(evidence, outside, verdict, self.config.pack_max)
         pack = build_pack(
@@ -360,9 +376,34 @@ class Retriever:
             as_of=as_of.isoformat(),
             audit_mode=audit_mode,
             low_relevance_line=self.config.score_floor,
+            near_answer=near,
         )
         timings["total"] = _ms(started)
         return RetrievalResult(pack, candidates, plan, timings, floors=floors)
+
+    def _near_answer(
+        self, tenant_id: str, plan: QueryPlan, pool: Sequence[legs.Candidate]
+    ) -> NearAnswer | None:
+        """The candidates' sentence nearest the guest's question (near_answer.py): stored
+        sentence vectors, or the fallback cache's for a chunk without them."""
+        candidates = [c for c in pool if readable(c)]
+        questions = question_texts(plan.question_text)
+        if not candidates or not questions:
+            return None
+        params = {
+            "tenant_id": tenant_id,
+            "embedding_model_id": self.versions.embedding_model_id,
+            "chunker_version": self.versions.chunker_version,
+        }
+        with self.db.tenant(tenant_id) as conn:
+            stored = fetch_sentence_vectors(conn, params, [c.chunk_pk for c in candidates])
+        vectors = {
+            c.chunk_pk: stored[c.chunk_pk]
+            if c.chunk_pk in stored
+            else self.sentences.vectors(c.text)
+            for c in candidates
+        }
+        return nearest_sentence(candidates, vectors, self.embedder.embed_query(questions))
 
     def _audit(
         self, tenant_id: str, email: Any, as_of: date, result: RetrievalResult, cache_hit: bool

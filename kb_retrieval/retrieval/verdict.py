@@ -15,6 +15,7 @@ from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflict_scope import bears_on, claim_conflicts, question_topics
 from kb_retrieval.retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
 from kb_retrieval.retrieval.denial_conflicts import asks_money_back, denial_conflicts
+from kb_retrieval.retrieval.near_answer import NearAnswer, reaches
 from kb_retrieval.retrieval.departure_agreement import (
     departures_agree,
     departures_differ_within,
@@ -185,6 +186,19 @@ def _unnamed_trip_logistics(
     return len(docs) >= 2
 
 
+def usable_chunks(pack: Sequence[Candidate], config: RetrievalConfig) -> list[Candidate]:
+    """The pack's chunks a draft may rest on: at the unknown threshold or above. A chunk the
+    pack marks low relevance (spec 7.5) is context, never the grounding of a draft; nor is text
+    that says it is not for guests ("do not quote it", "does not apply to guests")."""
+    return [
+        c
+        for c in pack
+        if c.confidence >= config.unknown_threshold
+        and not is_low_relevance(c, config)
+        and not not_for_guests(c.text)
+    ]
+
+
 def decide(
     plan: QueryPlan,
     pack: Sequence[Candidate],
@@ -192,8 +206,10 @@ def decide(
     *,
     has_trip_context: bool = False,
     outside: Sequence[Candidate] = (),
+    near_answer: NearAnswer | None = None,
 ) -> Verdict:
-    """The outcome of spec 9; `outside` = candidates not in the pack (read for conflicts)."""
+    """The outcome of spec 9; `outside` = candidates not in the pack (read for conflicts);
+    `near_answer` = the candidates' sentence nearest the question, read when nothing is usable."""
     sensitive = bool(plan.sensitivity) or plan.exception_request
     if not plan.quality_ok:
         flags = {
@@ -204,15 +220,7 @@ def decide(
         return Verdict(
             Outcome.ASK_CLARIFYING_QUESTION, (ReasonCode.QUERY_TOO_VAGUE,), flags, (), sensitive
         )
-    # A chunk the pack marks low relevance (spec 7.5) is context, never the grounding of a draft.
-    # Nor is text that says it is not for guests ("do not quote it", "does not apply to guests").
-    usable = [
-        c
-        for c in pack
-        if c.confidence >= config.unknown_threshold
-        and not is_low_relevance(c, config)
-        and not not_for_guests(c.text)
-    ]
+    usable = usable_chunks(pack, config)
     # The confidence a draft would rest on: a chunk under the low-relevance line never grounds
     # one, so its confidence does not lift the low-confidence flag either.
     top = max((c.confidence for c in usable), default=0.0)
@@ -234,6 +242,17 @@ def decide(
         # policy-like question the knowledge base likely answers (case model >= 0.65) although
         # no chunk is confident enough to draft from: a person answers it.
         disputed = likely_answered(plan, pack, outside, config)
+        # Likewise any question a candidate's sentence comes as close to as
+        # `near_answer_threshold` (an answer in other words, near_answer.py), unless the
+        # answer depends on a departure the e-mail does not give (asked below).
+        disputed = disputed or (
+            config.near_answer_review
+            and not plan.exception_request
+            and reaches(near_answer, config.near_answer_threshold)
+            and not is_ambiguous(
+                plan, pack, weak, config, has_trip_context, weak=True, outside=outside
+            )
+        )
         reasons.add(ReasonCode.LOW_CONFIDENCE if disputed else ReasonCode.NO_EVIDENCE)
         if plan.exception_request:
             reasons.add(ReasonCode.EXCEPTION_REQUEST)
