@@ -15,12 +15,12 @@ from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.conflict_scope import bears_on, claim_conflicts, question_topics
 from kb_retrieval.retrieval.conflicts import Conflict, ConflictInput, detect_conflicts
 from kb_retrieval.retrieval.denial_conflicts import asks_money_back, denial_conflicts
-from kb_retrieval.retrieval.near_answer import NearAnswer, reaches
 from kb_retrieval.retrieval.departure_agreement import (
     departures_agree,
     departures_differ_within,
     states_kind_asked,
 )
+from kb_retrieval.retrieval.near_answer import NearAnswer, reaches
 from kb_retrieval.retrieval.precedence import precedence_met
 from kb_retrieval.retrieval.selection import is_low_relevance
 from kb_retrieval.retrieval.typed_answer import TYPED_ANSWER
