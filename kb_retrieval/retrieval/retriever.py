@@ -384,8 +384,10 @@ class Retriever:
     def _near_answer(
         self, tenant_id: str, plan: QueryPlan, pool: Sequence[legs.Candidate]
     ) -> NearAnswer | None:
-        """The candidates' sentence nearest the guest's question (near_answer.py): stored
-        sentence vectors, or the fallback cache's for a chunk without them."""
+        """The candidates' sentence nearest the guest's question (near_answer.py), from their
+        stored sentence vectors. A chunk without them (an index built before migration 0008,
+        until `kb ingest` backfills it) is not read: embedding its sentences here would cost
+        hundreds of milliseconds per e-mail (docs/benchmarks.md, session 18)."""
         candidates = [c for c in pool if readable(c)]
         questions = question_texts(plan.question_text)
         if not candidates or not questions:
@@ -397,13 +399,9 @@ class Retriever:
         }
         with self.db.tenant(tenant_id) as conn:
             stored = fetch_sentence_vectors(conn, params, [c.chunk_pk for c in candidates])
-        vectors = {
-            c.chunk_pk: stored[c.chunk_pk]
-            if c.chunk_pk in stored
-            else self.sentences.vectors(c.text)
-            for c in candidates
-        }
-        return nearest_sentence(candidates, vectors, self.embedder.embed_query(questions))
+        if not stored:
+            return None
+        return nearest_sentence(candidates, stored, self.embedder.embed_query(questions))
 
     def _audit(
         self, tenant_id: str, email: Any, as_of: date, result: RetrievalResult, cache_hit: bool
