@@ -280,6 +280,9 @@ def grow(
     conn.execute(INSERT_CHUNKS)
     timings["insert_rows_s"] = time.perf_counter() - started
     started = time.perf_counter()
+    conn.execute(INSERT_SENTENCE_VECTORS)
+    timings["copy_sentence_vectors_s"] = time.perf_counter() - started
+    started = time.perf_counter()
     columns = (
         "chunk_pk, tenant_id, doc_version_id, chunker_version, chunk_id, embedding_model_id, "
         "window_index, embedding"
@@ -319,6 +322,17 @@ SELECT m.id, m.tenant_id, m.doc_version_id, v.doc_id, t.category, t.parser_versi
 FROM map_chunks m
 JOIN chunks t ON t.id = m.template_pk
 JOIN map_versions v ON v.tenant_id = m.tenant_id AND v.doc_version_id = m.doc_version_id
+"""
+
+# A copy holds its template's text, so it gets the template's stored sentence vectors, as
+# ingestion would store them (the near answer reads them: near_answer.py).
+INSERT_SENTENCE_VECTORS = """
+INSERT INTO chunk_sentence_vectors (tenant_id, chunk_pk, doc_version_id, chunker_version,
+    chunk_id, embedding_model_id, units_version, sentence_index, embedding)
+SELECT m.tenant_id, m.id, m.doc_version_id, s.chunker_version, s.chunk_id,
+    s.embedding_model_id, s.units_version, s.sentence_index, s.embedding
+FROM map_chunks m
+JOIN chunk_sentence_vectors s ON s.chunk_pk = m.template_pk
 """
 
 
