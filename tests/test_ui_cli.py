@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from kb_pipeline.cli.ask_display import best_sentence, conflict_lines, query_terms
+from kb_pipeline.cli.ask_display import (
+    best_sentence,
+    conflict_lines,
+    near_answer_line,
+    query_terms,
+)
 
 DEPOSIT = (
     "Booking Terms\n"
@@ -56,6 +61,21 @@ def test_a_conflict_line_names_both_sources_and_the_value_each_states():
         "Guest FAQ [docv:faq_v1#chunk:003|p:-|sec:Refunds] says 48 hours; "
         "gone_v1_000 (not in the evidence shown)"
     )
+
+
+def test_the_nearest_sentence_is_shown_only_when_the_pack_names_one():
+    pack = {
+        "near_answer": {
+            "chunk_id": "faq_v1_002",
+            "doc_version_id": "faq_v1",
+            "sentence": "Towels are provided in every cabin.",
+            "cosine": 0.6712,
+        }
+    }
+    assert near_answer_line(pack) == (
+        "nearest sentence (0.67, faq_v1_002): Towels are provided in every cabin."
+    )
+    assert near_answer_line({"evidence": []}) is None
 
 
 def test_kb_ingest_table_shows_whole_ids_on_a_narrow_terminal(tmp_path, database_url, monkeypatch):

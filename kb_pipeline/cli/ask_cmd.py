@@ -9,7 +9,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kb_pipeline.cli.ask_display import best_sentence, conflict_lines, query_terms
+from kb_pipeline.cli.ask_display import (
+    best_sentence,
+    conflict_lines,
+    near_answer_line,
+    query_terms,
+)
 from kb_pipeline.cli.common import parse_date
 from kb_retrieval.retrieval.pack import dumps_pack, validate_pack
 
@@ -89,4 +94,7 @@ def ask(
     console.print(table)
     for line in conflict_lines(pack):
         console.print(line, highlight=False, markup=False)
+    near = near_answer_line(pack)
+    if near:
+        console.print(near, highlight=False, markup=False)
     console.print(f"[dim]{pack['config_version']}  {result.timings_ms.get('total', 0):.0f} ms[/]")

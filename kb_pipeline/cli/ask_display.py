@@ -52,3 +52,11 @@ def conflict_lines(pack: Mapping[str, Any]) -> list[str]:
             )
         lines.append(f"conflict {conflict['kind']}: " + "; ".join(parts))
     return lines
+
+
+def near_answer_line(pack: Mapping[str, Any]) -> str | None:
+    """The nearest sentence of a pack with no usable chunk, with its cosine and source."""
+    near = pack.get("near_answer")
+    if not near:
+        return None
+    return f"nearest sentence ({near['cosine']:.2f}, {near['chunk_id']}): {near['sentence']}"
