@@ -31,7 +31,7 @@ def measure(db: Any, pipeline: Any, queries: list[dict[str, Any]], args: Any) ->
     from kb_retrieval.retrieval.retriever import Retriever
     from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS
 
-    config = RetrievalConfig(cache_ttl_seconds=0)
+    config = RetrievalConfig.from_env().model_copy(update={"cache_ttl_seconds": 0.0})
     retriever = Retriever(db, pipeline.embedder, pipeline.versions, config, audit=False)
     out: dict[str, Any] = {}
     with ThreadPoolExecutor(1) as worker:

@@ -2,7 +2,7 @@
 
 The verdict's confidence is lexical: it misses an answer written in other words ("clothes
 washed" / "laundry", "wifi on the yacht" / "Wi-Fi on board"). When no chunk of the pack is
-confident enough to draft from, the candidates' stored sentence vectors (migration 0008; a chunk
+confident enough to draft from, the pack's stored sentence vectors (migration 0008; a chunk
 without them is not read) are compared with the guest's question: the latest guest message as
 read and each of its sentences that asks something (an earlier message of a thread may ask what
 was answered since). A sentence at `near_answer_threshold` or above says the knowledge base

@@ -355,7 +355,7 @@ class Retriever:
         near = None
         if self.config.near_answer_review and pool and not usable_chunks(evidence, self.config):
             t0 = time.perf_counter()
-            near = self._near_answer(tenant_id, plan, pool)
+            near = self._near_answer(tenant_id, plan, evidence)
             timings["near_answer"] = _ms(t0)
         verdict = decide(
             plan,
@@ -382,13 +382,13 @@ class Retriever:
         return RetrievalResult(pack, candidates, plan, timings, floors=floors)
 
     def _near_answer(
-        self, tenant_id: str, plan: QueryPlan, pool: Sequence[legs.Candidate]
+        self, tenant_id: str, plan: QueryPlan, pack: Sequence[legs.Candidate]
     ) -> NearAnswer | None:
-        """The candidates' sentence nearest the guest's question (near_answer.py), from their
+        """The pack's sentence nearest the guest's question (near_answer.py), from its chunks'
         stored sentence vectors. A chunk without them (an index built before migration 0008,
         until `kb ingest` backfills it) is not read: embedding its sentences here would cost
         hundreds of milliseconds per e-mail (docs/benchmarks.md, session 18)."""
-        candidates = [c for c in pool if readable(c)]
+        candidates = [c for c in pack if readable(c)]
         questions = question_texts(plan.question_text)
         if not candidates or not questions:
             return None
