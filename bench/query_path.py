@@ -11,7 +11,8 @@ snapshot is loaded and two warm-up calls:
 
 - `retrieve`: wall ms (p50/p95/p99/max) and thread CPU ms (`time.thread_time`, robust to other
   processes' load on a shared machine) of `Retriever.retrieve` over the golden e-mails of the
-  tenant, cache off, audit off; the library's own `timings_ms` per step (mean); process CPU ms
+  tenant, with the environment's `RetrievalConfig` (`KB_RETRIEVAL_<FIELD>`, so a flag can be
+  measured on and off; until session 18 the bench ignored it), cache off, audit off; the library's own `timings_ms` per step (mean); process CPU ms
   (`time.process_time` around the call: every thread of the process, so the encoder's and
   torch's pool threads count too, since session 9);
 - `steps`: each step of the in-memory search alone on the same plans and query vectors, thread
