@@ -13,7 +13,7 @@ about the same thing, not that one answers the other (docs/retrieval.md, session
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +71,6 @@ def nearest_sentence(
     candidates: Sequence[Candidate],
     sentence_vectors: Mapping[int, np.ndarray],
     queries: np.ndarray,
-    units: Callable[[str], list[str]] = sentence_units,
 ) -> NearAnswer | None:
     """The readable candidate sentence with the highest cosine to any of the `queries`
     (unit-length rows); the first in `candidates` order wins a tie. Cosines are float64
@@ -88,7 +87,7 @@ def nearest_sentence(
         index = int(sims.argmax())
         cosine = round(float(sims[index]), COSINE_DIGITS)
         if best is None or cosine > best.cosine:
-            texts = units(candidate.text)
+            texts = sentence_units(candidate.text)
             best = NearAnswer(
                 candidate.chunk_id,
                 candidate.version.doc_version_id,
