@@ -17,6 +17,7 @@ from kb_retrieval.query.plan import build_query_plan
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.near_answer import (
     NearAnswer,
+    admit_near_answer,
     nearest_sentence,
     question_texts,
     reaches,
@@ -28,11 +29,6 @@ from tests.test_ranking_rules import cand
 
 CONFIG = RetrievalConfig()
 AS_OF = date(2026, 11, 15)
-
-
-def _unit(*values: float) -> np.ndarray:
-    vector = np.array(values, dtype=np.float64)
-    return vector / np.linalg.norm(vector)
 
 
 def test_question_texts_are_the_message_and_each_sentence_that_asks():
@@ -60,7 +56,7 @@ def test_the_question_is_the_latest_guest_message_not_the_thread():
     assert plan.question_text == "Great. Do you lend them?"
 
 
-def test_the_nearest_sentence_is_the_highest_cosine_over_every_question_text():
+def test_the_nearest_sentence_is_the_closest_chunks_and_names_its_sentence():
     first = cand(
         "faq_0", Category.FAQ, 0.3, "Towels are provided at the lodge. Bring your sandals."
     )
@@ -70,27 +66,19 @@ def test_the_nearest_sentence_is_the_highest_cosine_over_every_question_text():
         0.3,
         "Breakfast is served at eight each day. Dinner is served at seven each day.",
     )
-    queries = np.stack([_unit(1, 0, 0), _unit(0, 1, 0)])
-    vectors = {
-        first.chunk_pk: np.stack([_unit(1, 1, 0), _unit(0, 0, 1)]),
-        second.chunk_pk: np.stack([_unit(0, 0, 1), _unit(0, 1, 0.1)]),
-    }
-    near = nearest_sentence([first, second], vectors, queries)
-    assert near == NearAnswer(
-        "faq_1", "faq_v1", "Dinner is served at seven each day.", round(1 / np.sqrt(1.01), 4)
-    )
+    nearest = {first.chunk_pk: (0, 0.61234), second.chunk_pk: (1, 0.70004)}
+    near = nearest_sentence([first, second], nearest)
+    assert near == NearAnswer("faq_1", "faq_v1", "Dinner is served at seven each day.", 0.7)
 
 
 def test_a_tie_goes_to_the_first_candidate_and_a_chunk_without_vectors_is_skipped():
     first = cand("faq_0", Category.FAQ, 0.3, "Towels are provided.")
     second = cand("faq_1", Category.FAQ, 0.3, "Towels are free.")
     third = cand("faq_2", Category.FAQ, 0.3, "Towels cost extra.")
-    same = np.stack([_unit(1, 0)])
-    vectors = {first.chunk_pk: same, second.chunk_pk: same}
-    near = nearest_sentence([third, first, second], vectors, np.stack([_unit(1, 0)]))
-    assert near is not None and near.chunk_id == "faq_0" and near.cosine == 1.0
-    assert nearest_sentence([third], vectors, np.stack([_unit(1, 0)])) is None
-    assert nearest_sentence([first], vectors, np.zeros((0, 2))) is None
+    nearest = {first.chunk_pk: (0, 0.8), second.chunk_pk: (0, 0.80001)}
+    near = nearest_sentence([third, first, second], nearest)
+    assert near is not None and near.chunk_id == "faq_0" and near.cosine == 0.8
+    assert nearest_sentence([third], nearest) is None
 
 
 def test_only_current_guest_facing_text_is_read():
@@ -100,8 +88,18 @@ def test_only_current_guest_facing_text_is_read():
     old = replace(faq, version=replace(faq.version, superseded=True))
     assert readable(faq)
     assert not readable(internal) and not readable(quiet) and not readable(old)
-    vectors = {c.chunk_pk: np.stack([_unit(1, 0)]) for c in (internal, quiet)}
-    assert nearest_sentence([internal, quiet], vectors, np.stack([_unit(1, 0)])) is None
+    nearest = {c.chunk_pk: (0, 0.9) for c in (internal, quiet)}
+    assert nearest_sentence([internal, quiet], nearest) is None
+
+
+def test_the_near_answers_chunk_joins_the_pack_in_its_last_place():
+    pack = [cand(f"terms_{i}", Category.TERMS_POLICY, 0.3) for i in range(3)]
+    outside = [cand("faq_4", Category.FAQ, 0.2), cand("faq_5", Category.FAQ, 0.2)]
+    near = NearAnswer("faq_5", "faq_v1", "Towels are provided.", 0.7)
+    assert admit_near_answer(pack, outside, near, 10) == [*pack, outside[1]]
+    assert admit_near_answer(pack, outside, near, 3) == [*pack[:2], outside[1]]
+    inside = NearAnswer("terms_1", "terms_v1", "Clause.", 0.7)
+    assert admit_near_answer(pack, outside, inside, 3) == pack
 
 
 def _weak_pack() -> list:
@@ -158,6 +156,7 @@ def test_a_paraphrased_question_goes_to_review_with_its_near_answer(near_retriev
     assert near["doc_version_id"] == "docv_ck_website_2026"
     assert "replaced every three seasons" in near["sentence"]
     assert near["cosine"] >= RetrievalConfig().near_answer_threshold
+    assert near["chunk_id"] in {item["chunk_id"] for item in pack["evidence"]}
     above = near_retriever(near_answer_threshold=near["cosine"] + 0.01)
     unknown = above.retrieve("coastal-kayak", PARAPHRASE, as_of=AS_OF).pack
     validate_pack(unknown)
@@ -181,3 +180,28 @@ def test_the_near_answer_is_read_in_the_asking_tenant_only(near_retriever, demo_
     assert pack.get("near_answer") is None or pack["near_answer"]["doc_version_id"] in alpine
     assert {item["doc_version_id"] for item in pack["evidence"]} <= alpine
     assert pack["outcome"] == "UNKNOWN"
+
+
+def test_the_database_computes_the_cosines_the_stored_vectors_give(db, minilm, real_pipeline):
+    from kb_retrieval.retrieval.sentence_vectors import (
+        fetch_sentence_vectors,
+        nearest_stored_sentences,
+    )
+
+    versions = real_pipeline.versions
+    params = {
+        "tenant_id": "coastal-kayak",
+        "embedding_model_id": versions.embedding_model_id,
+        "chunker_version": versions.chunker_version,
+    }
+    queries = minilm.embed_query(question_texts("Hello. " + PARAPHRASE))
+    with db.tenant("coastal-kayak") as conn:
+        pks = [row[0] for row in conn.execute("SELECT id FROM chunks ORDER BY id LIMIT 12")]
+        stored = fetch_sentence_vectors(conn, params, pks)
+        nearest = nearest_stored_sentences(conn, params, pks, queries)
+    assert stored and set(nearest) == set(stored)
+    for pk, vectors in stored.items():
+        sims = (vectors.astype(np.float64) @ np.asarray(queries, dtype=np.float64).T).max(axis=1)
+        index, cosine = nearest[pk]
+        assert cosine == pytest.approx(float(sims.max()), abs=1e-5)
+        assert sims[index] == pytest.approx(float(sims.max()), abs=1e-5)

@@ -2,8 +2,8 @@
 
 The verdict's confidence is lexical: it misses an answer written in other words ("clothes
 washed" / "laundry", "wifi on the yacht" / "Wi-Fi on board"). When no chunk of the pack is
-confident enough to draft from, the pack's stored sentence vectors (migration 0008; a chunk
-without them is not read) are compared with the guest's question: the latest guest message as
+confident enough to draft from, the candidates' stored sentence vectors (migration 0008; a
+chunk without them is not read) are compared with the guest's question: the latest guest message as
 read and each of its sentences that asks something (an earlier message of a thread may ask what
 was answered since). A sentence at `near_answer_threshold` or above says the knowledge base
 likely answers the e-mail in other words, so the verdict sends it to a person (`NEEDS_REVIEW`,
@@ -14,10 +14,8 @@ about the same thing, not that one answers the other (docs/retrieval.md, session
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
-
-import numpy as np
 
 from kb_retrieval.models import Category
 from kb_retrieval.retrieval.audience import not_for_guests
@@ -38,12 +36,7 @@ class NearAnswer:
     cosine: float
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "chunk_id": self.chunk_id,
-            "doc_version_id": self.doc_version_id,
-            "sentence": self.sentence,
-            "cosine": self.cosine,
-        }
+        return asdict(self)
 
 
 def question_texts(question: str) -> list[str]:
@@ -68,24 +61,18 @@ def readable(candidate: Candidate) -> bool:
 
 
 def nearest_sentence(
-    candidates: Sequence[Candidate],
-    sentence_vectors: Mapping[int, np.ndarray],
-    queries: np.ndarray,
+    candidates: Sequence[Candidate], nearest: Mapping[int, tuple[int, float]]
 ) -> NearAnswer | None:
-    """The readable candidate sentence with the highest cosine to any of the `queries`
-    (unit-length rows); the first in `candidates` order wins a tie. Cosines are float64
-    products of the stored float32 vectors, rounded to `COSINE_DIGITS`."""
-    if len(queries) == 0:
-        return None
-    right = np.asarray(queries, dtype=np.float64)
+    """The readable candidate whose nearest sentence (`nearest`: chunk_pk -> sentence index
+    and cosine, `sentence_vectors.nearest_stored_sentences`) is closest to the question; the
+    first in `candidates` order wins a tie. Cosines are rounded to `COSINE_DIGITS`."""
     best: NearAnswer | None = None
     for candidate in candidates:
-        vectors = sentence_vectors.get(candidate.chunk_pk)
-        if vectors is None or vectors.size == 0 or not readable(candidate):
+        found = nearest.get(candidate.chunk_pk)
+        if found is None or not readable(candidate):
             continue
-        sims = (np.asarray(vectors, dtype=np.float64) @ right.T).max(axis=1)
-        index = int(sims.argmax())
-        cosine = round(float(sims[index]), COSINE_DIGITS)
+        index, raw = found
+        cosine = round(raw, COSINE_DIGITS)
         if best is None or cosine > best.cosine:
             texts = sentence_units(candidate.text)
             best = NearAnswer(
@@ -95,6 +82,19 @@ def nearest_sentence(
                 cosine,
             )
     return best
+
+
+def admit_near_answer(
+    pack: Sequence[Candidate], outside: Sequence[Candidate], near: NearAnswer, pack_max: int
+) -> list[Candidate]:
+    """The pack with the chunk of the near answer, so that the person it is sent to reads the
+    sentence in its place; it takes the last place when the pack is full."""
+    if any(c.chunk_id == near.chunk_id for c in pack):
+        return list(pack)
+    joining = [c for c in outside if c.chunk_id == near.chunk_id][:1]
+    if not joining:
+        return list(pack)
+    return [*pack[: max(0, pack_max - 1)], *joining]
 
 
 def reaches(near: NearAnswer | None, threshold: float) -> bool:

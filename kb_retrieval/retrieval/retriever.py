@@ -25,8 +25,10 @@ from kb_retrieval.retrieval.cache import TTLCache
 from kb_retrieval.retrieval.config import RetrievalConfig
 from kb_retrieval.retrieval.near_answer import (
     NearAnswer,
+    admit_near_answer,
     nearest_sentence,
     question_texts,
+    reaches,
     readable,
 )
 from kb_retrieval.retrieval.pack import build_pack
@@ -38,6 +40,7 @@ from kb_retrieval.retrieval.sentence_vectors import (
     SentenceVectorCache,
     best_sentence_sims,
     fetch_sentence_vectors,
+    nearest_stored_sentences,
 )
 from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot
 from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
@@ -355,7 +358,7 @@ class Retriever:
         near = None
         if self.config.near_answer_review and pool and not usable_chunks(evidence, self.config):
             t0 = time.perf_counter()
-            near = self._near_answer(tenant_id, plan, evidence)
+            near = self._near_answer(tenant_id, plan, pool)
             timings["near_answer"] = _ms(t0)
         verdict = decide(
             plan,
@@ -366,6 +369,8 @@ class Retriever:
             near_answer=near,
         )
         evidence = admit_conflicting(evidence, outside, verdict, self.config.pack_max)
+        if near is not None and reaches(near, self.config.near_answer_threshold):
+            evidence = admit_near_answer(evidence, outside, near, self.config.pack_max)
         pack = build_pack(
             tenant_id,
             plan,
@@ -382,13 +387,14 @@ class Retriever:
         return RetrievalResult(pack, candidates, plan, timings, floors=floors)
 
     def _near_answer(
-        self, tenant_id: str, plan: QueryPlan, pack: Sequence[legs.Candidate]
+        self, tenant_id: str, plan: QueryPlan, pool: Sequence[legs.Candidate]
     ) -> NearAnswer | None:
-        """The pack's sentence nearest the guest's question (near_answer.py), from its chunks'
-        stored sentence vectors. A chunk without them (an index built before migration 0008,
-        until `kb ingest` backfills it) is not read: embedding its sentences here would cost
-        hundreds of milliseconds per e-mail (docs/benchmarks.md, session 18)."""
-        candidates = [c for c in pack if readable(c)]
+        """The candidates' sentence nearest the guest's question (near_answer.py), computed in
+        PostgreSQL over their stored sentence vectors. A chunk without them (an index built
+        before migration 0008, until `kb ingest` backfills it) is not read: embedding its
+        sentences here would cost hundreds of milliseconds per e-mail (docs/benchmarks.md,
+        session 18)."""
+        candidates = [c for c in pool if readable(c)]
         questions = question_texts(plan.question_text)
         if not candidates or not questions:
             return None
@@ -397,11 +403,12 @@ class Retriever:
             "embedding_model_id": self.versions.embedding_model_id,
             "chunker_version": self.versions.chunker_version,
         }
+        queries = self.embedder.embed_query(questions)
         with self.db.tenant(tenant_id) as conn:
-            stored = fetch_sentence_vectors(conn, params, [c.chunk_pk for c in candidates])
-        if not stored:
-            return None
-        return nearest_sentence(candidates, stored, self.embedder.embed_query(questions))
+            nearest = nearest_stored_sentences(
+                conn, params, [c.chunk_pk for c in candidates], queries
+            )
+        return nearest_sentence(candidates, nearest)
 
     def _audit(
         self, tenant_id: str, email: Any, as_of: date, result: RetrievalResult, cache_hit: bool

@@ -71,6 +71,41 @@ def fetch_sentence_vectors(
     return group_rows(cursor.execute(CANDIDATE_SENTENCES, query).fetchall())
 
 
+# Per chunk, its stored sentence nearest any of the query vectors (cosine = inner product of unit
+# vectors, computed by pgvector), lowest sentence index on a tie; one row per chunk.
+NEAREST_STORED_SENTENCES = """
+SELECT DISTINCT ON (s.chunk_pk) s.chunk_pk, s.sentence_index, -(s.embedding <#> q.v) AS cosine
+FROM chunk_sentence_vectors s
+CROSS JOIN unnest(%(queries)s::text[]::vector[]) AS q(v)
+WHERE s.tenant_id = %(tenant_id)s AND s.chunk_pk = ANY(%(ids)s)
+  AND s.embedding_model_id = %(embedding_model_id)s AND s.chunker_version = %(chunker_version)s
+  AND s.units_version = %(units_version)s
+ORDER BY s.chunk_pk, cosine DESC, s.sentence_index
+"""
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    """A float32 vector as pgvector's text form, every value printed exactly."""
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def nearest_stored_sentences(
+    conn: Any, params: dict[str, Any], pks: Sequence[int], queries: np.ndarray
+) -> dict[int, tuple[int, float]]:
+    """For each chunk with stored sentence vectors: (sentence index, cosine) of its sentence
+    nearest any of the `queries`. Only one row per chunk leaves the database."""
+    if not pks or len(queries) == 0:
+        return {}
+    query = {
+        **params,
+        "ids": sorted(pks),
+        "units_version": UNITS_VERSION,
+        "queries": [vector_literal(q) for q in queries],
+    }
+    rows = conn.execute(NEAREST_STORED_SENTENCES, query).fetchall()
+    return {int(pk): (int(index), float(cosine)) for pk, index, cosine in rows}
+
+
 class SentenceVectorCache:
     """Fallback for chunks without stored sentence vectors: embedded on first use, LRU-bounded."""
 
