@@ -66,7 +66,7 @@ class CaseResult:
     candidates: list[EvidenceRef] = field(default_factory=list)
     confidence_top: float | None = None
     case_probability: float | None = None
-    # The pack's sentence nearest the question, when no chunk was usable (near_answer.py).
+    # The candidates' sentence nearest the question, when no chunk was usable (near_answer.py).
     near_answer_cosine: float | None = None
 
 

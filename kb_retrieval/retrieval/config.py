@@ -191,7 +191,7 @@ class RetrievalConfig(BaseModel):
     )
     near_answer_review: bool = Field(
         True,
-        description="no chunk usable, but a stored sentence of the pack is as close to the "
+        description="no chunk usable, but a candidate's stored sentence is as close to the "
         "guest's question as near_answer_threshold (cosine): NEEDS_REVIEW (LOW_CONFIDENCE) "
         "instead of UNKNOWN, never a draft (near_answer.py; docs/retrieval.md, session 18)",
     )

@@ -209,7 +209,7 @@ def decide(
     near_answer: NearAnswer | None = None,
 ) -> Verdict:
     """The outcome of spec 9; `outside` = candidates not in the pack (read for conflicts);
-    `near_answer` = the pack's sentence nearest the question, read when nothing is usable."""
+    `near_answer` = the candidates' sentence nearest the question, read when nothing is usable."""
     sensitive = bool(plan.sensitivity) or plan.exception_request
     if not plan.quality_ok:
         flags = {
@@ -242,7 +242,7 @@ def decide(
         # policy-like question the knowledge base likely answers (case model >= 0.65) although
         # no chunk is confident enough to draft from: a person answers it.
         disputed = likely_answered(plan, pack, outside, config)
-        # Likewise any question a sentence of the pack comes as close to as
+        # Likewise any question a candidate's sentence comes as close to as
         # `near_answer_threshold` (an answer in other words, near_answer.py), unless the
         # answer depends on a departure the e-mail does not give (asked below).
         disputed = disputed or (
