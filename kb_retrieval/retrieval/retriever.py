@@ -16,7 +16,7 @@ from psycopg.types.json import Jsonb
 
 from kb_retrieval.db.connection import Database
 from kb_retrieval.embedding import Embedder
-from kb_retrieval.models import PipelineVersions
+from kb_retrieval.models import Outcome, PipelineVersions
 from kb_retrieval.query.plan import QueryPlan, build_query_plan
 from kb_retrieval.query.trips import known_trip_entities
 from kb_retrieval.retrieval import candidates as legs
@@ -44,7 +44,7 @@ from kb_retrieval.retrieval.sentence_vectors import (
 )
 from kb_retrieval.retrieval.snapshot import SnapshotKey, TenantSnapshot
 from kb_retrieval.retrieval.snapshot_store import SNAPSHOTS, read_generation
-from kb_retrieval.retrieval.verdict import admit_conflicting, decide, usable_chunks
+from kb_retrieval.retrieval.verdict import admit_conflicting, decide
 from kb_retrieval.text.analyzer import analyze, canonicalize_dates, find_dates
 
 INSERT_AUDIT = """
@@ -355,21 +355,26 @@ class Retriever:
         evidence, floors = select_pack(pool, self.config, tiered=plan.policy_like)
         chosen = {id(c) for c in evidence}
         outside = [c for c in pool if id(c) not in chosen]
+        context = bool(trip_context)
+        verdict = decide(plan, evidence, self.config, has_trip_context=context, outside=outside)
         near = None
-        if self.config.near_answer_review and pool and not usable_chunks(evidence, self.config):
+        if self.config.near_answer_review and verdict.outcome is Outcome.UNKNOWN and pool:
+            # Read only when it can change the verdict: about a third of the e-mails at 100k
+            # chunks, 10 ms each (docs/benchmarks.md, session 18).
             t0 = time.perf_counter()
             near = self._near_answer(tenant_id, plan, pool)
             timings["near_answer"] = _ms(t0)
-        verdict = decide(
-            plan,
-            evidence,
-            self.config,
-            has_trip_context=bool(trip_context),
-            outside=outside,
-            near_answer=near,
-        )
+            if reaches(near, self.config.near_answer_threshold):
+                verdict = decide(
+                    plan,
+                    evidence,
+                    self.config,
+                    has_trip_context=context,
+                    outside=outside,
+                    near_answer=near,
+                )
         evidence = admit_conflicting(evidence, outside, verdict, self.config.pack_max)
-        if near is not None and reaches(near, self.config.near_answer_threshold):
+        if near is not None and verdict.outcome is Outcome.NEEDS_REVIEW:
             evidence = admit_near_answer(evidence, outside, near, self.config.pack_max)
         pack = build_pack(
             tenant_id,
