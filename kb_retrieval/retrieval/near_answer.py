@@ -1,14 +1,14 @@
-"""The knowledge base's nearest sentence to the guest's question, read when nothing is usable.
+"""The knowledge base's nearest sentence to the guest's question, read before "I don't know".
 
 The verdict's confidence is lexical: it misses an answer written in other words ("clothes
-washed" / "laundry", "wifi on the yacht" / "Wi-Fi on board"). When no chunk of the pack is
-confident enough to draft from, the candidates' stored sentence vectors (migration 0008; a
-chunk without them is not read) are compared with the guest's question: the latest guest message as
-read and each of its sentences that asks something (an earlier message of a thread may ask what
-was answered since). A sentence at `near_answer_threshold` or above says the knowledge base
-likely answers the e-mail in other words, so the verdict sends it to a person (`NEEDS_REVIEW`,
-`LOW_CONFIDENCE`) instead of `UNKNOWN`. It never grounds a draft: a cosine says two texts are
-about the same thing, not that one answers the other (docs/retrieval.md, session 18).
+washed" / "laundry", "wifi on the yacht" / "Wi-Fi on board"). When the verdict would be
+`UNKNOWN`, the candidates' stored sentence vectors (migration 0008; a chunk without them is not
+read) are compared with the guest's question: the latest guest message as read and each of its
+sentences that asks something (an earlier message of a thread may ask what was answered since).
+A sentence at `near_answer_threshold` or above says the knowledge base likely answers the
+e-mail in other words, so the verdict sends it to a person (`NEEDS_REVIEW`, `LOW_CONFIDENCE`)
+instead. It never grounds a draft: a cosine says two texts are about the same thing, not that
+one answers the other (docs/retrieval.md, session 18).
 """
 
 from __future__ import annotations
