@@ -24,7 +24,7 @@ from kb_retrieval.retrieval.near_answer import (
     readable,
 )
 from kb_retrieval.retrieval.pack import validate_pack
-from kb_retrieval.retrieval.verdict import decide
+from kb_retrieval.retrieval.verdict import decide, review_near_answer
 from tests.test_ranking_rules import cand
 
 CONFIG = RetrievalConfig()
@@ -116,20 +116,22 @@ def test_a_near_answer_at_the_line_sends_the_email_to_review_never_to_a_draft():
     line = CONFIG.near_answer_threshold
     assert reaches(_near(line), line) and not reaches(_near(line - 0.001), line)
     assert not reaches(None, line)
-    verdict = decide(plan, _weak_pack(), CONFIG, near_answer=_near(line))
+    unknown = decide(plan, _weak_pack(), CONFIG)
+    verdict = review_near_answer(unknown, _near(line), CONFIG)
     assert verdict.outcome.value == "NEEDS_REVIEW"
     assert [r.value for r in verdict.reason_codes] == ["LOW_CONFIDENCE"]
-    below = decide(plan, _weak_pack(), CONFIG, near_answer=_near(line - 0.001))
+    below = review_near_answer(unknown, _near(line - 0.001), CONFIG)
     assert below.outcome.value == "UNKNOWN"
     assert [r.value for r in below.reason_codes] == ["NO_EVIDENCE"]
     off = CONFIG.model_copy(update={"near_answer_review": False})
-    assert decide(plan, _weak_pack(), off, near_answer=_near(0.99)).outcome.value == "UNKNOWN"
+    unknown_off = decide(plan, _weak_pack(), off)
+    assert review_near_answer(unknown_off, _near(0.99), off).outcome.value == "UNKNOWN"
 
 
 def test_a_near_answer_does_not_change_a_verdict_that_has_a_usable_chunk():
     plan = build_query_plan("Do we need to pack our own beach towels for the trip?")
     usable = [cand("faq_0", Category.FAQ, 0.9, "Towels are provided on every trip.")]
-    with_near = decide(plan, usable, CONFIG, near_answer=_near(0.99))
+    with_near = review_near_answer(decide(plan, usable, CONFIG), _near(0.99), CONFIG)
     assert with_near == decide(plan, usable, CONFIG)
     assert with_near.outcome.value == "OK_TO_DRAFT"
 

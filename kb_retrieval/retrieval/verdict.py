@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kb_retrieval.models import HIGH_PRECEDENCE, Category, Outcome, ReasonCode
 from kb_retrieval.query.intents import mentions_intent
@@ -186,19 +186,6 @@ def _unnamed_trip_logistics(
     return len(docs) >= 2
 
 
-def usable_chunks(pack: Sequence[Candidate], config: RetrievalConfig) -> list[Candidate]:
-    """The pack's chunks a draft may rest on: at the unknown threshold or above. A chunk the
-    pack marks low relevance (spec 7.5) is context, never the grounding of a draft; nor is text
-    that says it is not for guests ("do not quote it", "does not apply to guests")."""
-    return [
-        c
-        for c in pack
-        if c.confidence >= config.unknown_threshold
-        and not is_low_relevance(c, config)
-        and not not_for_guests(c.text)
-    ]
-
-
 def decide(
     plan: QueryPlan,
     pack: Sequence[Candidate],
@@ -206,10 +193,8 @@ def decide(
     *,
     has_trip_context: bool = False,
     outside: Sequence[Candidate] = (),
-    near_answer: NearAnswer | None = None,
 ) -> Verdict:
-    """The outcome of spec 9; `outside` = candidates not in the pack (read for conflicts);
-    `near_answer` = the candidates' sentence nearest the question, read when nothing is usable."""
+    """The outcome of spec 9; `outside` = candidates not in the pack (read for conflicts)."""
     sensitive = bool(plan.sensitivity) or plan.exception_request
     if not plan.quality_ok:
         flags = {
@@ -220,7 +205,15 @@ def decide(
         return Verdict(
             Outcome.ASK_CLARIFYING_QUESTION, (ReasonCode.QUERY_TOO_VAGUE,), flags, (), sensitive
         )
-    usable = usable_chunks(pack, config)
+    # A chunk the pack marks low relevance (spec 7.5) is context, never the grounding of a draft.
+    # Nor is text that says it is not for guests ("do not quote it", "does not apply to guests").
+    usable = [
+        c
+        for c in pack
+        if c.confidence >= config.unknown_threshold
+        and not is_low_relevance(c, config)
+        and not not_for_guests(c.text)
+    ]
     # The confidence a draft would rest on: a chunk under the low-relevance line never grounds
     # one, so its confidence does not lift the low-confidence flag either.
     top = max((c.confidence for c in usable), default=0.0)
@@ -242,17 +235,6 @@ def decide(
         # policy-like question the knowledge base likely answers (case model >= 0.65) although
         # no chunk is confident enough to draft from: a person answers it.
         disputed = likely_answered(plan, pack, outside, config)
-        # Likewise any question a candidate's sentence comes as close to as
-        # `near_answer_threshold` (an answer in other words, near_answer.py), unless the
-        # answer depends on a departure the e-mail does not give (asked below).
-        disputed = disputed or (
-            config.near_answer_review
-            and not plan.exception_request
-            and reaches(near_answer, config.near_answer_threshold)
-            and not is_ambiguous(
-                plan, pack, weak, config, has_trip_context, weak=True, outside=outside
-            )
-        )
         reasons.add(ReasonCode.LOW_CONFIDENCE if disputed else ReasonCode.NO_EVIDENCE)
         if plan.exception_request:
             reasons.add(ReasonCode.EXCEPTION_REQUEST)
@@ -333,6 +315,25 @@ def warning_reasons(flags: dict[str, bool]) -> set[ReasonCode]:
         "conflicting_evidence": ReasonCode.CONFLICT_DETECTED,
     }
     return {code for flag, code in codes.items() if flags[flag]}
+
+
+def review_near_answer(
+    verdict: Verdict, near: NearAnswer | None, config: RetrievalConfig
+) -> Verdict:
+    """An `UNKNOWN` verdict whose near answer reaches `near_answer_threshold` (an answer in other
+    words, near_answer.py) goes to a person, as the case model's review does: `NEEDS_REVIEW`
+    with `LOW_CONFIDENCE` for `NO_EVIDENCE`, plus the warnings its flags carry. `UNKNOWN` means
+    no usable chunk, no exception request, nothing likely answered and no departure to ask
+    about, so nothing else decides it. Any other verdict is returned as it is."""
+    if (
+        verdict.outcome is not Outcome.UNKNOWN
+        or not config.near_answer_review
+        or not reaches(near, config.near_answer_threshold)
+    ):
+        return verdict
+    reasons = set(verdict.reason_codes) - {ReasonCode.NO_EVIDENCE}
+    reasons |= {ReasonCode.LOW_CONFIDENCE} | warning_reasons(verdict.flags)
+    return replace(verdict, outcome=Outcome.NEEDS_REVIEW, reason_codes=_ordered(reasons))
 
 
 def low_confidence_reviews(plan: QueryPlan) -> bool:
